@@ -1,0 +1,49 @@
+#include "core/aligned_buffer.h"
+
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "core/check.h"
+
+namespace anchorage::core {
+
+namespace {
+constexpr size_t kHugePage = size_t(2) << 20;
+}
+
+AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
+  if (bytes == 0) return;
+  size_t align = bytes >= kHugePage ? kHugePage : 64;
+  size_t rounded = (bytes + align - 1) / align * align;
+  data_ = std::aligned_alloc(align, rounded);
+  ANCHORAGE_CHECK_MSG(data_ != nullptr, "out of memory");
+  if (align == kHugePage) madvise(data_, rounded, MADV_HUGEPAGE);  // advice only
+  std::memset(data_, 0, rounded);
+}
+
+AlignedBuffer::~AlignedBuffer() { std::free(data_); }
+
+AlignedBuffer::AlignedBuffer(AlignedBuffer&& o) noexcept : data_(o.data_), size_(o.size_) {
+  o.data_ = nullptr;
+  o.size_ = 0;
+}
+
+AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& o) noexcept {
+  if (this != &o) {
+    std::free(data_);
+    data_ = o.data_;
+    size_ = o.size_;
+    o.data_ = nullptr;
+    o.size_ = 0;
+  }
+  return *this;
+}
+
+void AlignedBuffer::zero() {
+  if (data_) std::memset(data_, 0, size_);
+}
+
+}  // namespace anchorage::core

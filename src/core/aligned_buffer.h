@@ -1,0 +1,41 @@
+// AlignedBuffer: an owned, zero-filled byte buffer aligned for AVX-512 (64 B); buffers of
+// 2 MiB or more are 2 MiB aligned and advised for transparent huge pages, because the
+// attention reads K with large strides (docs/kernels.md) and 4 KiB pages thrash the TLB.
+// Not thread-safe; move-only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace anchorage::core {
+
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(size_t bytes);
+  ~AlignedBuffer();
+  AlignedBuffer(AlignedBuffer&& o) noexcept;
+  AlignedBuffer& operator=(AlignedBuffer&& o) noexcept;
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+
+  void* data() { return data_; }
+  const void* data() const { return data_; }
+  template <typename T>
+  T* as() {
+    return static_cast<T*>(data_);
+  }
+  template <typename T>
+  const T* as() const {
+    return static_cast<const T*>(data_);
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void zero();
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace anchorage::core

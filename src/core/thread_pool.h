@@ -1,0 +1,54 @@
+// ThreadPool: a fixed set of worker threads that run the tasks of one parallel_for at a time.
+// Tasks are handed out dynamically; kernels stay batch-invariant because a task's result never
+// depends on which thread runs it or on how many threads there are (architecture.md §4).
+// parallel_for may be called from one thread at a time (the engine thread); it blocks until
+// every task has run, and the calling thread runs tasks too.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace anchorage::core {
+
+class ThreadPool {
+ public:
+  // n_threads counts the calling thread: 1 means no worker threads at all.
+  explicit ThreadPool(int n_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int n_threads() const { return n_threads_; }
+
+  // Runs fn(task) for task in [0, n_tasks), spread over the threads; returns when all ran.
+  void parallel_for(int64_t n_tasks, const std::function<void(int64_t task)>& fn);
+
+  // The number of hardware threads this process may use (at least 1).
+  static int hardware_threads();
+
+ private:
+  void worker_loop();
+  void run_tasks();
+
+  int n_threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable start_cv_;
+  std::condition_variable done_cv_;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  int active_ = 0;
+  const std::function<void(int64_t)>* fn_ = nullptr;
+  int64_t n_tasks_ = 0;
+  std::atomic<int64_t> next_{0};
+};
+
+// Runs fn over [0, n) on pool when it is not null, else inline. A null pool is one thread.
+void parallel_for(ThreadPool* pool, int64_t n_tasks, const std::function<void(int64_t)>& fn);
+
+}  // namespace anchorage::core

@@ -1,0 +1,1 @@
+// The engine: see engine.h (being written).

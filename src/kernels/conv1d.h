@@ -1,0 +1,15 @@
+// Causal depthwise conv1d with SiLU and its tail state (docs/model-qwen35.md §2.3).
+#pragma once
+
+#include <cstdint>
+
+namespace anchorage::kernels {
+
+// x: [T][ldx] raw projections, C channels; tail: [Kc-1][C], oldest first (updated in place to
+// the last Kc-1 inputs); w: [Kc][C] tap-major (w[j][c] multiplies X_c[t + j]; j = Kc-1 is the
+// current token). y: [T][ldy] = silu(Σ_j w[j][c] · X_c[t+j]), the sum an FMA chain in j order
+// from +0.0f. y must not alias x.
+void conv1d_silu(const float* x, int64_t T, int64_t C, int64_t ldx, float* tail, const float* w,
+                 int64_t Kc, float* y, int64_t ldy);
+
+}  // namespace anchorage::kernels

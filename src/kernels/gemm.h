@@ -1,0 +1,22 @@
+// The GEMM of every linear layer: y = x Wᵀ, i.e. y[m][n] = Σ_k x[m][k] · W[n][k].
+//
+// Batch invariance (architecture.md §4): every y[m][n] is ONE fused multiply-add chain over
+// k = 0, 1, ..., K-1 in order, starting from +0.0f. K is walked in fixed blocks, in order,
+// with the partial sums kept exactly between blocks; threads split M and N, never K. So a
+// row's result does not depend on M, on which rows share its tile, on the thread count, or on
+// the ISA (AVX-512, AVX2 and scalar give the same bits; the scalar path uses std::fma).
+#pragma once
+
+#include <cstdint>
+
+#include "core/thread_pool.h"
+#include "kernels/packed_weight.h"
+
+namespace anchorage::kernels {
+
+// x: [M][ldx] f32 (K = w.cols() used), y: [M][ldy] f32 (N = w.rows() written).
+// pool may be null (one thread).
+void gemm(const float* x, int64_t M, int64_t ldx, const PackedWeight& w, float* y, int64_t ldy,
+          core::ThreadPool* pool);
+
+}  // namespace anchorage::kernels

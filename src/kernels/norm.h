@@ -1,0 +1,31 @@
+// Row norms (docs/model-qwen35.md §0, §2.4, §2.9). One fixed reduction order per row: the
+// canonical 16-lane order of kernels/reduce (lane l sums elements i ≡ l mod 16 with an FMA
+// chain in increasing i, then lanes fold 8, 4, 2, 1). Same bits for any batch, thread count
+// and ISA.
+#pragma once
+
+#include <cstdint>
+
+namespace anchorage::kernels {
+
+// y[t] = x[t] / sqrt(mean(x[t]^2) + eps) * w  (plain; GGUF-style weights with +1 folded).
+// x: [T][ldx], y: [T][ldy] (may alias x when ldx == ldy), w: [d].
+void rmsnorm(const float* x, int64_t T, int64_t d, int64_t ldx, const float* w, float eps,
+             float* y, int64_t ldy);
+
+// The same with the zero-centred weight (1 + w), HF's RMSNorm1p.
+void rmsnorm_1p(const float* x, int64_t T, int64_t d, int64_t ldx, const float* w, float eps,
+                float* y, int64_t ldy);
+
+// In place, for each of T rows and n_heads heads of width d at x[t*ldx + h*d]:
+// x = x / sqrt(sum(x^2) + eps) * scale. A zero vector stays zero. (§2.4: eps 1e-6 inside the
+// root; the query additionally takes scale = 1/sqrt(d_k).)
+void l2norm_heads(float* x, int64_t T, int64_t n_heads, int64_t d, int64_t ldx, float eps,
+                  float scale);
+
+// §2.9 gated RMSNorm: for each row t and head h (width d):
+// y = (o / sqrt(mean(o^2) + eps) * w) * silu(z). o, z, y: [T][n_heads*d] with leading dims.
+void gated_rmsnorm(const float* o, int64_t ldo, const float* z, int64_t ldz, int64_t T,
+                   int64_t n_heads, int64_t d, const float* w, float eps, float* y, int64_t ldy);
+
+}  // namespace anchorage::kernels

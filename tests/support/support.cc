@@ -1,0 +1,1 @@
+// Test support code: see the headers in this folder.

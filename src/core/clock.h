@@ -12,6 +12,8 @@ inline int64_t now_ns() {
       .count();
 }
 
-inline double now_seconds() { return double(now_ns()) * 1e-9; }
+inline double now_seconds() {
+  return double(now_ns()) * 1e-9;
+}
 
 }  // namespace anchorage::core

@@ -4,18 +4,25 @@ namespace anchorage::core {
 
 std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::kF32: return "f32";
-    case DType::kBF16: return "bf16";
-    case DType::kF16: return "f16";
+    case DType::kF32:
+      return "f32";
+    case DType::kBF16:
+      return "bf16";
+    case DType::kF16:
+      return "f16";
   }
   return "?";
 }
 
 bool parse_dtype(std::string_view s, DType* out) {
-  if (s == "f32") *out = DType::kF32;
-  else if (s == "bf16") *out = DType::kBF16;
-  else if (s == "f16") *out = DType::kF16;
-  else return false;
+  if (s == "f32")
+    *out = DType::kF32;
+  else if (s == "bf16")
+    *out = DType::kBF16;
+  else if (s == "f16")
+    *out = DType::kF16;
+  else
+    return false;
   return true;
 }
 
@@ -51,7 +58,7 @@ uint16_t f32_to_f16(float f) {
   std::memcpy(&u, &f, 4);
   uint32_t sign = (u >> 16) & 0x8000u;
   uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return uint16_t(sign | 0x7e00u);  // NaN
+  if (a > 0x7f800000u) return uint16_t(sign | 0x7e00u);   // NaN
   if (a >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // overflow -> inf
   if (a < 0x38800000u) {                                  // subnormal or zero in f16
     if (a < 0x33000000u) return uint16_t(sign);

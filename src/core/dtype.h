@@ -9,7 +9,9 @@ namespace anchorage::core {
 
 enum class DType : uint8_t { kF32 = 0, kBF16 = 1, kF16 = 2 };
 
-inline int64_t dtype_size(DType t) { return t == DType::kF32 ? 4 : 2; }
+inline int64_t dtype_size(DType t) {
+  return t == DType::kF32 ? 4 : 2;
+}
 std::string_view dtype_name(DType t);
 bool parse_dtype(std::string_view s, DType* out);
 

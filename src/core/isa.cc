@@ -18,7 +18,9 @@ Isa detect() {
   return Isa::kScalar;
 }
 
-Isa clamp(Isa want) { return int(want) > int(detected_isa()) ? detected_isa() : want; }
+Isa clamp(Isa want) {
+  return int(want) > int(detected_isa()) ? detected_isa() : want;
+}
 
 std::atomic<int>& active() {
   static std::atomic<int> isa = [] {
@@ -35,18 +37,25 @@ std::atomic<int>& active() {
 
 std::string_view isa_name(Isa isa) {
   switch (isa) {
-    case Isa::kScalar: return "scalar";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kAvx512: return "avx512";
+    case Isa::kScalar:
+      return "scalar";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
   }
   return "?";
 }
 
 bool parse_isa(std::string_view s, Isa* out) {
-  if (s == "scalar") *out = Isa::kScalar;
-  else if (s == "avx2") *out = Isa::kAvx2;
-  else if (s == "avx512") *out = Isa::kAvx512;
-  else return false;
+  if (s == "scalar")
+    *out = Isa::kScalar;
+  else if (s == "avx2")
+    *out = Isa::kAvx2;
+  else if (s == "avx512")
+    *out = Isa::kAvx512;
+  else
+    return false;
   return true;
 }
 
@@ -55,8 +64,12 @@ Isa detected_isa() {
   return isa;
 }
 
-Isa active_isa() { return Isa(active().load(std::memory_order_relaxed)); }
+Isa active_isa() {
+  return Isa(active().load(std::memory_order_relaxed));
+}
 
-void set_active_isa(Isa isa) { active().store(int(clamp(isa)), std::memory_order_relaxed); }
+void set_active_isa(Isa isa) {
+  active().store(int(clamp(isa)), std::memory_order_relaxed);
+}
 
 }  // namespace anchorage::core

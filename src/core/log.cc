@@ -12,8 +12,12 @@ std::atomic<int> g_level{int(LogLevel::kInfo)};
 std::mutex g_mu;
 }  // namespace
 
-void set_log_level(LogLevel level) { g_level.store(int(level)); }
-LogLevel log_level() { return LogLevel(g_level.load()); }
+void set_log_level(LogLevel level) {
+  g_level.store(int(level));
+}
+LogLevel log_level() {
+  return LogLevel(g_level.load());
+}
 
 void log(LogLevel level, const char* fmt, ...) {
   if (int(level) < g_level.load()) return;

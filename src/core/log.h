@@ -13,7 +13,9 @@ void log(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 
 
 }  // namespace anchorage::core
 
-#define ANCHORAGE_LOG_INFO(...) ::anchorage::core::log(::anchorage::core::LogLevel::kInfo, __VA_ARGS__)
-#define ANCHORAGE_LOG_WARN(...) ::anchorage::core::log(::anchorage::core::LogLevel::kWarn, __VA_ARGS__)
+#define ANCHORAGE_LOG_INFO(...) \
+  ::anchorage::core::log(::anchorage::core::LogLevel::kInfo, __VA_ARGS__)
+#define ANCHORAGE_LOG_WARN(...) \
+  ::anchorage::core::log(::anchorage::core::LogLevel::kWarn, __VA_ARGS__)
 #define ANCHORAGE_LOG_ERROR(...) \
   ::anchorage::core::log(::anchorage::core::LogLevel::kError, __VA_ARGS__)

@@ -12,7 +12,9 @@ int64_t TensorSpec::elements() const {
   return n;
 }
 
-int64_t TensorSpec::bytes() const { return elements() * dtype_size(dtype); }
+int64_t TensorSpec::bytes() const {
+  return elements() * dtype_size(dtype);
+}
 
 int64_t TensorSpec::bytes_per_token() const {
   ANCHORAGE_CHECK(token_axis >= 0);
@@ -78,6 +80,7 @@ void copy_rows_out(const TensorSpec& spec, const void* live, int64_t a, int64_t 
   const int64_t row = spec.inner_row_bytes();
   const int64_t cap = spec.capacity();
   const int64_t n = b - a;
+  if (n == 0) return;  // an empty slice may come with null buffers
   const auto* src = static_cast<const uint8_t*>(live);
   auto* out = static_cast<uint8_t*>(dst);
   for (int64_t r = 0; r < runs; ++r)
@@ -90,6 +93,7 @@ void copy_rows_in(const TensorSpec& spec, const void* src, int64_t a, int64_t b,
   const int64_t row = spec.inner_row_bytes();
   const int64_t cap = spec.capacity();
   const int64_t n = b - a;
+  if (n == 0) return;
   const auto* in = static_cast<const uint8_t*>(src);
   auto* dst = static_cast<uint8_t*>(live);
   for (int64_t r = 0; r < runs; ++r)

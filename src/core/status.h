@@ -31,7 +31,9 @@ class [[nodiscard]] Status {
   static Status invalid_argument(std::string m) {
     return Status(StatusCode::kInvalidArgument, std::move(m));
   }
-  static Status unsupported(std::string m) { return Status(StatusCode::kUnsupported, std::move(m)); }
+  static Status unsupported(std::string m) {
+    return Status(StatusCode::kUnsupported, std::move(m));
+  }
   static Status resource_exhausted(std::string m) {
     return Status(StatusCode::kResourceExhausted, std::move(m));
   }
@@ -52,8 +54,8 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}             // NOLINT: implicit by design
-  Result(Status status) : v_(std::move(status)) {}      // NOLINT: must not be OK
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
+  Result(Status status) : v_(std::move(status)) {}  // NOLINT: must not be OK
   bool has_value() const { return v_.index() == 0; }
   explicit operator bool() const { return has_value(); }
   T& value() & { return std::get<0>(v_); }

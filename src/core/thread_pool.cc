@@ -1,8 +1,15 @@
 #include "core/thread_pool.h"
 
+#include <immintrin.h>
 #include <sched.h>
 
 namespace anchorage::core {
+
+namespace {
+// About 50-100 us of pause instructions: longer than the gap between two kernels of a decode
+// step, short enough that an idle engine's workers go to sleep at once in human terms.
+constexpr int kSpinIterations = 20000;
+}  // namespace
 
 ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads) {
   for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
@@ -11,7 +18,7 @@ ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lk(mu_);
-    stop_ = true;
+    stop_.store(true);
   }
   start_cv_.notify_all();
   for (auto& t : workers_) t.join();
@@ -38,16 +45,27 @@ void ThreadPool::run_tasks() {
 void ThreadPool::worker_loop() {
   uint64_t seen = 0;
   for (;;) {
-    {
-      std::unique_lock<std::mutex> lk(mu_);
-      start_cv_.wait(lk, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+    // Spin first: the next parallel_for usually comes within microseconds.
+    bool started = false;
+    for (int i = 0; i < kSpinIterations; ++i) {
+      if (generation_.load(std::memory_order_acquire) != seen ||
+          stop_.load(std::memory_order_relaxed)) {
+        started = true;
+        break;
+      }
+      _mm_pause();
     }
+    if (!started) {
+      std::unique_lock<std::mutex> lk(mu_);
+      start_cv_.wait(
+          lk, [&] { return stop_.load() || generation_.load(std::memory_order_acquire) != seen; });
+    }
+    if (stop_.load()) return;
+    seen = generation_.load(std::memory_order_acquire);
     run_tasks();
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      if (--active_ == 0) done_cv_.notify_one();
+    if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lk(mu_);  // pairs with the caller's wait below
+      done_cv_.notify_one();
     }
   }
 }
@@ -58,18 +76,26 @@ void ThreadPool::parallel_for(int64_t n_tasks, const std::function<void(int64_t)
     for (int64_t t = 0; t < n_tasks; ++t) fn(t);
     return;
   }
+  fn_ = &fn;
+  n_tasks_ = n_tasks;
+  next_.store(0, std::memory_order_relaxed);
+  active_.store(int(workers_.size()), std::memory_order_relaxed);
   {
+    // Under the mutex so a worker that is about to sleep either sees the new generation or
+    // is already waiting when notify_all runs (no lost wake-up).
     std::lock_guard<std::mutex> lk(mu_);
-    fn_ = &fn;
-    n_tasks_ = n_tasks;
-    next_.store(0, std::memory_order_relaxed);
-    active_ = int(workers_.size());
-    ++generation_;
+    generation_.fetch_add(1, std::memory_order_release);
   }
   start_cv_.notify_all();
   run_tasks();
-  std::unique_lock<std::mutex> lk(mu_);
-  done_cv_.wait(lk, [&] { return active_ == 0; });
+  for (int i = 0; i < kSpinIterations; ++i) {
+    if (active_.load(std::memory_order_acquire) == 0) break;
+    _mm_pause();
+  }
+  if (active_.load(std::memory_order_acquire) != 0) {
+    std::unique_lock<std::mutex> lk(mu_);
+    done_cv_.wait(lk, [&] { return active_.load(std::memory_order_acquire) == 0; });
+  }
   fn_ = nullptr;
 }
 

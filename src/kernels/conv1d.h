@@ -8,7 +8,9 @@ namespace anchorage::kernels {
 // x: [T][ldx] raw projections, C channels; tail: [Kc-1][C], oldest first (updated in place to
 // the last Kc-1 inputs); w: [Kc][C] tap-major (w[j][c] multiplies X_c[t + j]; j = Kc-1 is the
 // current token). y: [T][ldy] = silu(Σ_j w[j][c] · X_c[t+j]), the sum an FMA chain in j order
-// from +0.0f. y must not alias x.
+// from +0.0f, then silu as in activation.h. y must not alias x. Each (t, c) is computed alone
+// (vectorised along c), so any split of the tokens into calls gives the same bits when the tail
+// is carried. Kc <= 16. Calling thread only.
 void conv1d_silu(const float* x, int64_t T, int64_t C, int64_t ldx, float* tail, const float* w,
                  int64_t Kc, float* y, int64_t ldy);
 

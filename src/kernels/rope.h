@@ -1,7 +1,10 @@
 // Partial NeoX rotary embedding (docs/model-qwen35.md §3.3): for each head vector x of width D
 // at position p, pairs (i, i + R/2) for i < R/2 rotate by φ = p · theta^(-2i/R) (both formed
 // in fp32); dims R..D-1 are unchanged. cos/sin come from libm per (position, i), so the same
-// position always gets the same bits.
+// position always gets the same bits. Pinned (kernels/rope.cc, rope_impl.h):
+//   inv_freq[i] = 1 / powf(theta, float(2i) / float(R));  φ = float(p) · inv_freq[i]
+//   c = cosf(φ), s = sinf(φ);  x'[i] = x[i]·c - x[i+R/2]·s;  x'[i+R/2] = x[i+R/2]·c + x[i]·s
+// every product rounded (no fma), as HF's fp32 q·cos + rotate_half(q)·sin. Calling thread only.
 #pragma once
 
 #include <cstdint>

@@ -3,8 +3,8 @@
 namespace anchorage::model {
 
 std::string_view op_kind_name(OpKind k) {
-  static constexpr std::string_view kNames[] = {"embed",  "norm", "gemm",      "conv",
-                                                "gdn_gates", "gdn", "rope", "attention",
+  static constexpr std::string_view kNames[] = {"embed",      "norm", "gemm", "conv",
+                                                "gdn_gates",  "gdn",  "rope", "attention",
                                                 "activation", "head"};
   return kNames[int(k)];
 }

@@ -13,10 +13,10 @@ namespace anchorage::model {
 enum class OpKind : int {
   kEmbed = 0,
   kNorm,
-  kGemm,     // every projection except the head
-  kConv,     // causal conv1d + SiLU
-  kGdnGates, // beta, g, L2 norms of q and k
-  kGdn,      // the recurrence
+  kGemm,      // every projection except the head
+  kConv,      // causal conv1d + SiLU
+  kGdnGates,  // beta, g, L2 norms of q and k
+  kGdn,       // the recurrence
   kRope,
   kAttention,
   kActivation,  // SwiGLU, sigmoid gate, gated norm, residual adds

@@ -50,6 +50,10 @@ struct V16 {
     return t[i];
   }
 
+  friend V16 operator-(V16 x) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    return {_mm256_xor_ps(x.a, sign), _mm256_xor_ps(x.b, sign)};
+  }
   friend V16 operator+(V16 x, V16 y) { return {_mm256_add_ps(x.a, y.a), _mm256_add_ps(x.b, y.b)}; }
   friend V16 operator-(V16 x, V16 y) { return {_mm256_sub_ps(x.a, y.a), _mm256_sub_ps(x.b, y.b)}; }
   friend V16 operator*(V16 x, V16 y) { return {_mm256_mul_ps(x.a, y.a), _mm256_mul_ps(x.b, y.b)}; }

@@ -1,7 +1,12 @@
 // V16, AVX-512 backend: one __m512.
 #pragma once
 
+// GCC 12's AVX-512 headers self-initialise their "undefined" vectors (GCC PR105593), which
+// floods -Wmaybe-uninitialized at every inlined intrinsic; the pragma covers those header lines.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
 
 #include <cstdint>
 
@@ -34,6 +39,10 @@ struct V16 {
     return t[i];
   }
 
+  friend V16 operator-(V16 a) {
+    return {_mm512_castsi512_ps(
+        _mm512_xor_si512(_mm512_castps_si512(a.v), _mm512_set1_epi32(int32_t(0x80000000u))))};
+  }
   friend V16 operator+(V16 a, V16 b) { return {_mm512_add_ps(a.v, b.v)}; }
   friend V16 operator-(V16 a, V16 b) { return {_mm512_sub_ps(a.v, b.v)}; }
   friend V16 operator*(V16 a, V16 b) { return {_mm512_mul_ps(a.v, b.v)}; }
@@ -66,7 +75,15 @@ struct V16 {
     __m128 s1 = _mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1));
     return _mm_cvtss_f32(s1);
   }
-  float reduce_max() const { return _mm512_reduce_max_ps(v); }
+  // The scalar backend's sequential order (not _mm512_reduce_max_ps, whose tree treats NaN
+  // and signed zeros differently).
+  float reduce_max() const {
+    alignas(64) float t[16];
+    _mm512_store_ps(t, v);
+    float m = t[0];
+    for (int i = 1; i < 16; ++i) m = t[i] > m ? t[i] : m;
+    return m;
+  }
 };
 
 }  // namespace anchorage::kernels::isa_avx512

@@ -53,6 +53,11 @@ struct V16 {
   }
   float lane(int i) const { return l[i]; }
 
+  // Sign flip (exact; -(+0) = -0, unlike 0 - x).
+  friend V16 operator-(V16 a) {
+    for (int i = 0; i < 16; ++i) a.l[i] = -a.l[i];
+    return a;
+  }
   friend V16 operator+(V16 a, V16 b) {
     for (int i = 0; i < 16; ++i) a.l[i] += b.l[i];
     return a;
@@ -113,6 +118,7 @@ struct V16 {
       for (int i = 0; i < w; ++i) t[i] = t[i] + t[i + w];
     return t[0];
   }
+  // Lanes in order 0..15, m = l[i] > m ? l[i] : m: a NaN lane other than lane 0 is skipped.
   float reduce_max() const {
     float m = l[0];
     for (int i = 1; i < 16; ++i) m = l[i] > m ? l[i] : m;

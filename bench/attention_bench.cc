@@ -1,0 +1,120 @@
+// Attention benchmark on the `small` preset's attention dims (n_q = 4, n_kv = 2, D = 128):
+//   attention/<dtype>/ctx:C/T:1024/threads:N   a prefill chunk of 1024 queries ending at C
+//                                              (positions C-1024 .. C-1; at C = 1024 the
+//                                              causal triangle from 0)
+//   attention/<dtype>/ctx:C/T:1/threads:N      one decode step at position C-1
+// Counters: gflops (4·D FLOPs per query head per key: the q·k and p·V multiply-adds; exp and
+// softmax bookkeeping not counted) per wall second and per CPU second of our threads (robust to
+// other jobs on a shared machine), us_per_call; decode adds kv_gbps (and _per_cpu), the K and V
+// bytes it streams per second.
+// Usage: attention_bench --benchmark_format=json [--benchmark_filter=...]
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdint>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "core/aligned_buffer.h"
+#include "core/dtype.h"
+#include "core/rng.h"
+#include "core/thread_pool.h"
+#include "kernels/attention.h"
+
+namespace anchorage {
+namespace {
+
+double process_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+struct AttnCase {
+  int64_t ctx, T;
+  core::DType dtype;
+  int threads;
+};
+
+void bm_attention(benchmark::State& st, AttnCase c) {
+  kernels::AttentionDims dims;
+  dims.n_q = 4;
+  dims.n_kv = 2;
+  dims.D = 128;
+  dims.capacity = c.ctx;
+  dims.kv_dtype = c.dtype;
+  const int64_t kv_width = dims.n_kv * dims.D, q_width = dims.n_q * dims.D;
+  const size_t cache_bytes = size_t(kv_width * c.ctx * core::dtype_size(c.dtype));
+  core::AlignedBuffer K(cache_bytes), V(cache_bytes);
+  {
+    // Fill the cache a slice at a time (a 32k context would need 64 MiB of f32 rows at once).
+    core::Rng rng(uint64_t(c.ctx));
+    const int64_t slice = 1024;
+    std::vector<float> k(size_t(slice * kv_width)), v(size_t(slice * kv_width));
+    for (int64_t p = 0; p < c.ctx; p += slice) {
+      for (auto& x : k) x = float(rng.normal());
+      for (auto& x : v) x = float(rng.normal());
+      const int64_t n = slice < c.ctx - p ? slice : c.ctx - p;
+      kernels::kv_store(dims, k.data(), kv_width, v.data(), kv_width, n, p, K.data(), V.data());
+    }
+  }
+  core::Rng rng(7);
+  std::vector<float> q(size_t(c.T * q_width)), out(size_t(c.T * q_width));
+  for (auto& x : q) x = float(rng.normal());
+  const int64_t pos0 = c.ctx - c.T;
+  core::ThreadPool pool(c.threads);
+  kernels::attention(dims, q.data(), q_width, c.T, pos0, K.data(), V.data(), out.data(), q_width,
+                     &pool);  // warm-up
+  int64_t iters = 0;
+  const double c0 = process_cpu_seconds();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : st) {
+    kernels::attention(dims, q.data(), q_width, c.T, pos0, K.data(), V.data(), out.data(), q_width,
+                       &pool);
+    benchmark::ClobberMemory();
+    ++iters;
+  }
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / double(iters);
+  const double cpu = (process_cpu_seconds() - c0) / double(iters);
+  double keys = 0;  // Σ over rows of (pos + 1)
+  for (int64_t t = 0; t < c.T; ++t) keys += double(pos0 + t + 1);
+  const double gflop = 4.0 * double(dims.D) * double(dims.n_q) * keys / 1e9;
+  st.counters["gflops"] = gflop / wall;
+  st.counters["gflops_per_cpu"] = gflop / cpu;
+  st.counters["us_per_call"] = wall * 1e6;
+  if (c.T == 1) {
+    st.counters["kv_gbps"] = 2.0 * double(cache_bytes) / 1e9 / wall;
+    st.counters["kv_gbps_per_cpu"] = 2.0 * double(cache_bytes) / 1e9 / cpu;
+  }
+}
+
+void register_all() {
+  for (core::DType dt : {core::DType::kF32, core::DType::kBF16}) {
+    for (int64_t ctx : {1024, 8192, 32768}) {
+      for (int64_t T : {1024, 1}) {
+        for (int threads : {1, 2}) {
+          const std::string name = "attention/" + std::string(core::dtype_name(dt)) +
+                                   "/ctx:" + std::to_string(ctx) + "/T:" + std::to_string(T) +
+                                   "/threads:" + std::to_string(threads);
+          benchmark::RegisterBenchmark(name.c_str(), bm_attention, AttnCase{ctx, T, dt, threads})
+              ->UseRealTime()
+              ->Unit(benchmark::kMillisecond);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace anchorage
+
+int main(int argc, char** argv) {
+  anchorage::register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

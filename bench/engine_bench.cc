@@ -1,0 +1,266 @@
+// engine_bench: prefill and decode speed of the `small` preset (f32 and bf16 weights) at
+// several context lengths, the per-op time of one 1,024-token prefill chunk, and the decode
+// bound set by memory bandwidth (weight bytes / a copy bandwidth measured in the same run).
+// Prints ONE JSON document on stdout. decode_bound_copy_tok_s = memcpy bandwidth / weight
+// bytes (the conservative bound); decode_bound_read_tok_s uses a read-only pass instead.
+//
+// One cold prefill per weight dtype walks up the contexts: at each context C it stops (on a
+// chunk line, so the chunking is the cold one), saves the sections, decodes greedily at C,
+// writes the sections back and resumes at C (the caches' restore path), then continues.
+//
+// Flags: --contexts 1024,8192,32768  --weights f32,bf16  --kv-dtype f32  --threads 0 (all)
+//        --decode-steps 32  --preset small  --seed 1. Google Benchmark's --benchmark_* flags
+// (scripts/bench.sh) are accepted and ignored.
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/aligned_buffer.h"
+#include "core/clock.h"
+#include "core/dtype.h"
+#include "core/isa.h"
+#include "core/rng.h"
+#include "core/thread_pool.h"
+#include "engine/engine.h"
+#include "engine/sampler.h"
+#include "model/op_profile.h"
+#include "model/qwen35/config.h"
+#include "model/qwen35/qwen35_model.h"
+
+namespace {
+
+using namespace anchorage;
+using nlohmann::json;
+
+struct BenchArgs {
+  std::vector<int64_t> contexts = {1024, 8192, 32768};
+  std::vector<std::string> weights = {"f32", "bf16"};
+  std::string kv = "f32";
+  std::string preset = "small";
+  int64_t threads = 0;
+  int64_t decode_steps = 32;
+  uint64_t seed = 1;
+};
+
+bool parse_i64(std::string_view s, int64_t* out) {
+  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+std::vector<std::string_view> split(std::string_view s) {
+  std::vector<std::string_view> out;
+  while (true) {
+    size_t c = s.find(',');
+    out.push_back(s.substr(0, c));
+    if (c == std::string_view::npos) return out;
+    s.remove_prefix(c + 1);
+  }
+}
+
+bool parse_args(int argc, char** argv, BenchArgs* a) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view f = argv[i];
+    if (f.rfind("--benchmark_", 0) == 0) continue;
+    if (i + 1 >= argc) return false;
+    std::string_view v = argv[++i];
+    if (f == "--contexts") {
+      a->contexts.clear();
+      for (auto s : split(v)) {
+        int64_t c = 0;
+        if (!parse_i64(s, &c) || c < 1024 || c % 1024 != 0) return false;
+        a->contexts.push_back(c);
+      }
+      std::sort(a->contexts.begin(), a->contexts.end());
+    } else if (f == "--weights") {
+      a->weights.clear();
+      for (auto s : split(v)) a->weights.emplace_back(s);
+    } else if (f == "--kv-dtype") {
+      a->kv = std::string(v);
+    } else if (f == "--preset") {
+      a->preset = std::string(v);
+    } else if (f == "--threads") {
+      if (!parse_i64(v, &a->threads) || a->threads < 0) return false;
+    } else if (f == "--decode-steps") {
+      if (!parse_i64(v, &a->decode_steps) || a->decode_steps < 1) return false;
+    } else if (f == "--seed") {
+      int64_t s = 0;
+      if (!parse_i64(v, &s)) return false;
+      a->seed = uint64_t(s);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+struct Bandwidth {
+  double copy_gb_s = 0.0;  // bytes copied per second (each byte counted once)
+  double read_gb_s = 0.0;  // bytes read per second by a plain summing pass
+};
+
+// Memory bandwidth over buffers far larger than the caches, on the engine's thread count
+// (each thread a contiguous slice), best of 5 each. A decode step reads every weight once,
+// so the read figure bounds it; memcpy (which also writes) is the conservative figure.
+Bandwidth measure_bandwidth(int n_threads) {
+  const size_t bytes = size_t(512) << 20;
+  core::AlignedBuffer src(bytes), dst(bytes);
+  std::memset(src.data(), 1, bytes);
+  core::ThreadPool pool(n_threads);
+  const int64_t tasks = n_threads;
+  const size_t slice = bytes / size_t(tasks);
+  std::vector<uint64_t> sums(static_cast<size_t>(tasks));
+  Bandwidth bw;
+  for (int rep = 0; rep < 5; ++rep) {
+    int64_t t0 = core::now_ns();
+    pool.parallel_for(tasks, [&](int64_t t) {
+      std::memcpy(dst.as<uint8_t>() + size_t(t) * slice, src.as<uint8_t>() + size_t(t) * slice,
+                  slice);
+    });
+    bw.copy_gb_s = std::max(bw.copy_gb_s, double(bytes) / double(core::now_ns() - t0));
+    t0 = core::now_ns();
+    pool.parallel_for(tasks, [&](int64_t t) {
+      const auto* w = src.as<uint64_t>() + size_t(t) * slice / 8;
+      uint64_t acc[8] = {};
+      for (size_t i = 0; i < slice / 8; i += 8)
+        for (int k = 0; k < 8; ++k) acc[k] += w[i + size_t(k)];
+      uint64_t s = 0;
+      for (uint64_t v : acc) s += v;
+      sums[size_t(t)] = s;
+    });
+    bw.read_gb_s = std::max(bw.read_gb_s, double(bytes) / double(core::now_ns() - t0));
+  }
+  volatile uint64_t sink = sums[0];  // keeps the read pass
+  (void)sink;
+  return bw;
+}
+
+json profile_json(const model::OpProfile& p) {
+  json j = json::object();
+  for (size_t k = 0; k < p.ns.size(); ++k)
+    j[std::string(model::op_kind_name(model::OpKind(k)))] = double(p.ns[k]) * 1e-6;
+  return j;
+}
+
+// Decodes `steps` greedy tokens at the engine's length (after one untimed warm-up step) and
+// restores the state after.
+json decode_at(engine::Engine& e, int64_t steps) {
+  std::vector<std::vector<uint8_t>> sections;
+  for (size_t i = 0; i < e.layout().sections.size(); ++i) {
+    const auto* p = static_cast<const uint8_t*>(e.section_data(i));
+    sections.emplace_back(p, p + e.layout().sections[i].bytes());
+  }
+  const int64_t at = e.length();
+  (void)e.decode(engine::Sampler::argmax(e.logits())).is_ok();  // warm-up, not timed
+  const int64_t t0 = core::now_ns();
+  for (int64_t s = 0; s < steps; ++s) {
+    int32_t tok = engine::Sampler::argmax(e.logits());
+    (void)e.decode(tok).is_ok();
+  }
+  const double secs = double(core::now_ns() - t0) * 1e-9;
+  e.settle();
+  for (size_t i = 0; i < sections.size(); ++i)
+    std::memcpy(e.section_data(i), sections[i].data(), sections[i].size());
+  (void)e.resume_at(at).is_ok();  // view rows [0, at) were never touched by the decode
+  return {{"decode_steps", steps},
+          {"decode_s", secs},
+          {"decode_tok_s", double(steps) / secs},
+          {"decode_ms_per_token", secs * 1e3 / double(steps)}};
+}
+
+json bench_dtype(const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
+                 const std::string& wname, const Bandwidth& bw) {
+  model::qwen35::Qwen35Options mo;
+  core::parse_dtype(wname, &mo.weight_dtype);
+  core::parse_dtype(a.kv, &mo.kv_dtype);
+  int64_t t0 = core::now_ns();
+  auto arch = model::qwen35::make_random_qwen35(cfg, a.seed, mo);
+  if (!arch.has_value()) return {{"weight_dtype", wname}, {"error", arch.error().to_string()}};
+  const double load_s = double(core::now_ns() - t0) * 1e-9;
+  const int64_t weight_bytes = (*arch)->weight_bytes();
+  const int64_t vocab = (*arch)->vocab_size();
+  const int64_t max_ctx = a.contexts.back();
+  engine::EngineOptions eo{.capacity = max_ctx + a.decode_steps + 1,
+                           .prefill_chunk = 1024,
+                           .anchor_spacing = 1024,
+                           .n_threads = int(a.threads)};
+  auto eng = engine::Engine::create(std::move(arch.value()), eo);
+  if (!eng.has_value()) return {{"weight_dtype", wname}, {"error", eng.error().to_string()}};
+  engine::Engine& e = **eng;
+
+  std::vector<int32_t> tokens(static_cast<size_t>(max_ctx));
+  core::Rng rng(a.seed + 17);
+  for (auto& t : tokens) t = int32_t(rng.next_u64() % uint64_t(vocab));
+
+  json contexts = json::array();
+  model::OpProfile chunk_profile;
+  double prefill_s = 0.0;
+  for (int64_t ctx : a.contexts) {
+    const int64_t from = e.length();
+    if (from == 0) e.set_profile(&chunk_profile);
+    t0 = core::now_ns();
+    if (from == 0) {  // the first chunk alone, profiled, then the rest
+      (void)e.prefill({tokens.data(), 1024}).is_ok();
+      e.set_profile(nullptr);
+      if (ctx > 1024) (void)e.prefill({tokens.data() + 1024, size_t(ctx - 1024)}).is_ok();
+    } else {
+      (void)e.prefill({tokens.data() + from, size_t(ctx - from)}).is_ok();
+    }
+    prefill_s += double(core::now_ns() - t0) * 1e-9;
+    json c = decode_at(e, a.decode_steps);
+    c["context"] = ctx;
+    c["prefill_s"] = prefill_s;
+    c["prefill_tok_s"] = double(ctx) / prefill_s;
+    contexts.push_back(c);
+    std::fprintf(stderr, "engine_bench: %s %lld tokens: prefill %.1f tok/s, decode %.1f tok/s\n",
+                 wname.c_str(), (long long)ctx, double(ctx) / prefill_s,
+                 c["decode_tok_s"].get<double>());
+  }
+  return {{"weight_dtype", wname},
+          {"kv_dtype", a.kv},
+          {"load_s", load_s},
+          {"weight_bytes", weight_bytes},
+          {"decode_bound_copy_tok_s", bw.copy_gb_s * 1e9 / double(weight_bytes)},
+          {"decode_bound_read_tok_s", bw.read_gb_s * 1e9 / double(weight_bytes)},
+          {"state_section_bytes", e.cost().section_bytes},
+          {"kv_bytes_per_token", e.cost().bytes_per_token},
+          {"contexts", contexts},
+          {"prefill_chunk_1024_ms", double(chunk_profile.total_ns()) * 1e-6},
+          {"prefill_chunk_1024_profile_ms", profile_json(chunk_profile)}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  BenchArgs a;
+  if (!parse_args(argc, argv, &a)) {
+    std::fprintf(stderr,
+                 "usage: engine_bench [--contexts 1024,8192,32768] [--weights f32,bf16] "
+                 "[--kv-dtype f32] [--threads 0] [--decode-steps 32] [--preset small] "
+                 "[--seed 1]\n(contexts are multiples of 1024)\n");
+    return 2;
+  }
+  auto cfg = model::qwen35::qwen35_preset(a.preset);
+  if (!cfg.has_value()) {
+    std::fprintf(stderr, "engine_bench: %s\n", cfg.error().to_string().c_str());
+    return 2;
+  }
+  const int n_threads = a.threads > 0 ? int(a.threads) : core::ThreadPool::hardware_threads();
+  const Bandwidth bw = measure_bandwidth(n_threads);
+  json runs = json::array();
+  for (const auto& w : a.weights) runs.push_back(bench_dtype(a, *cfg, w, bw));
+  json doc = {{"benchmark", "engine"},
+              {"preset", a.preset},
+              {"threads", n_threads},
+              {"isa", std::string(core::isa_name(core::active_isa()))},
+              {"prefill_chunk", 1024},
+              {"copy_bandwidth_gb_s", bw.copy_gb_s},
+              {"read_bandwidth_gb_s", bw.read_gb_s},
+              {"runs", runs}};
+  std::printf("%s\n", doc.dump(2).c_str());
+  return 0;
+}

@@ -1,0 +1,336 @@
+// GEMM benchmark: the machine's ceilings and the GEMM measured in one run, so the GEMM figures
+// come as fractions of what this machine can do (docs/kernels.md):
+//   machine/fma_peak/threads:T   register-only AVX-512 FMA loop (12 chains): the FLOP/s ceiling
+//   machine/copy_bw/threads:T    memcpy of 256 MiB (GB/s of bytes copied; read+write = 2x)
+//   machine/read_bw/threads:T    AVX-512 stream read of 256 MiB: the ceiling for decode (M=1)
+//   gemm/<dtype>/M../K../N../threads:T   gflops and frac_peak (mean and best call); at M = 1
+//                                also weight_gbps and frac_read_bw / frac_copy_bw
+// The shapes are the `small` preset's linear layers and its LM head. Needs AVX-512 (the
+// machine figures are AVX-512 loops); elsewhere it says so and runs nothing.
+// Usage: gemm_bench --benchmark_format=json [--benchmark_filter=...]
+#include <benchmark/benchmark.h>
+#include <immintrin.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "core/aligned_buffer.h"
+#include "core/dtype.h"
+#include "core/isa.h"
+#include "core/rng.h"
+#include "core/thread_pool.h"
+#include "kernels/gemm.h"
+#include "kernels/packed_weight.h"
+
+namespace anchorage {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Sum of the lanes (plain stores: GCC 12's _mm512_reduce_add_ps warns about an uninitialized
+// temporary in its own header).
+__attribute__((target("avx512f"))) float lane_sum(__m512 v) {
+  alignas(64) float t[16];
+  _mm512_store_ps(t, v);
+  float s = 0;
+  for (float f : t) s += f;
+  return s;
+}
+
+// 12 independent chains: more than FMA latency (4) x FMA pipes (2), so the loop runs at the
+// FMA issue rate. Returns a value derived from every chain so nothing is optimized away.
+__attribute__((target("avx512f,fma"))) float fma_loop(int64_t iters) {
+  __m512 a[12];
+  for (int j = 0; j < 12; ++j) a[j] = _mm512_set1_ps(1.0f + 0.001f * float(j));
+  const __m512 m = _mm512_set1_ps(0.9999999f), c = _mm512_set1_ps(1e-7f);
+  for (int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 12
+    for (int j = 0; j < 12; ++j) a[j] = _mm512_fmadd_ps(a[j], m, c);
+  }
+  __m512 s = a[0];
+  for (int j = 1; j < 12; ++j) s = _mm512_add_ps(s, a[j]);
+  return lane_sum(s);
+}
+
+__attribute__((target("avx512f"))) float read_stream(const float* p, int64_t n) {
+  __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  for (int64_t i = 0; i < n; i += 64) {
+    s0 = _mm512_add_ps(s0, _mm512_load_ps(p + i));
+    s1 = _mm512_add_ps(s1, _mm512_load_ps(p + i + 16));
+    s2 = _mm512_add_ps(s2, _mm512_load_ps(p + i + 32));
+    s3 = _mm512_add_ps(s3, _mm512_load_ps(p + i + 48));
+  }
+  return lane_sum(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
+volatile float g_sink;
+
+// The machine runs other jobs too, so every figure is kept two ways: the mean over the
+// benchmark's iterations (what a caller sees now) and the best single trial (what the code
+// does when it has the cores to itself; ratios of best to best are stable run to run).
+struct Trials {
+  double sum_s = 0, best_s = 1e300, cpu_sum_s = 0;
+  int64_t n = 0;
+  void add(double s) {
+    sum_s += s;
+    best_s = s < best_s ? s : best_s;
+    ++n;
+  }
+  double mean_s() const { return sum_s / double(n); }
+};
+
+// CPU seconds of all our threads: unlike the wall clock it stops while another job has the
+// core (it still sees the caches that job evicted).
+double process_cpu_s() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+// Wall seconds of f(); its CPU seconds go to *cpu_sum_s when given.
+template <typename F>
+double time_s(F&& f, double* cpu_sum_s = nullptr) {
+  const double c0 = process_cpu_s();
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  const double wall = seconds_since(t0);
+  if (cpu_sum_s) *cpu_sum_s += process_cpu_s() - c0;
+  return wall;
+}
+
+constexpr int64_t kFmaIters = 1'000'000;              // ~2 ms a thread
+constexpr int64_t kStreamBytes = int64_t(256) << 20;  // far past any cache
+
+double fma_gflop(int threads, int64_t iters = kFmaIters) {
+  return double(threads) * double(iters) * 12 * 16 * 2 / 1e9;
+}
+double run_fma(core::ThreadPool& pool, int64_t iters = kFmaIters, double* cpu_sum_s = nullptr) {
+  const int t = pool.n_threads();
+  return time_s([&] { pool.parallel_for(t, [&](int64_t) { g_sink = fma_loop(iters); }); },
+                cpu_sum_s);
+}
+
+struct StreamBuffers {
+  core::AlignedBuffer src{size_t(kStreamBytes)}, dst{size_t(kStreamBytes)};
+  StreamBuffers() {
+    std::memset(src.data(), 1, src.size());  // touch every page before timing
+    std::memset(dst.data(), 2, dst.size());
+  }
+};
+
+StreamBuffers& stream_buffers() {
+  static StreamBuffers b;
+  return b;
+}
+
+double run_copy(core::ThreadPool& pool) {
+  StreamBuffers& b = stream_buffers();
+  const int t = pool.n_threads();
+  const int64_t part = kStreamBytes / t;
+  return time_s([&] {
+    pool.parallel_for(t, [&](int64_t i) {
+      std::memcpy(b.dst.as<uint8_t>() + i * part, b.src.as<uint8_t>() + i * part, size_t(part));
+    });
+  });
+}
+
+double run_read(core::ThreadPool& pool) {
+  StreamBuffers& b = stream_buffers();
+  const int t = pool.n_threads();
+  const int64_t part = kStreamBytes / 4 / t;
+  return time_s([&] {
+    pool.parallel_for(t,
+                      [&](int64_t i) { g_sink = read_stream(b.src.as<float>() + i * part, part); });
+  });
+}
+
+// The machine's ceilings per thread count, from the best trial seen in this run (measured on
+// first use and improved by the machine/* benchmarks).
+struct MachineFigures {
+  double fma_gflops = 0, copy_gbps = 0, read_gbps = 0;
+};
+
+MachineFigures& machine(int threads) {
+  static MachineFigures figs[3];
+  MachineFigures& m = figs[threads];
+  if (m.fma_gflops == 0) {
+    core::ThreadPool pool(threads);
+    Trials fma, copy, read;
+    for (int i = 0; i < 30; ++i) fma.add(run_fma(pool));
+    for (int i = 0; i < 5; ++i) copy.add(run_copy(pool));
+    for (int i = 0; i < 5; ++i) read.add(run_read(pool));
+    m.fma_gflops = fma_gflop(threads) / fma.best_s;
+    m.copy_gbps = double(kStreamBytes) / 1e9 / copy.best_s;
+    m.read_gbps = double(kStreamBytes) / 1e9 / read.best_s;
+  }
+  return m;
+}
+
+double max_of(double a, double b) {
+  return a > b ? a : b;
+}
+
+void bm_fma_peak(benchmark::State& st, int threads) {
+  MachineFigures& m = machine(threads);
+  core::ThreadPool pool(threads);
+  Trials t;
+  for (auto _ : st) t.add(run_fma(pool));
+  m.fma_gflops = max_of(m.fma_gflops, fma_gflop(threads) / t.best_s);
+  st.counters["gflops_mean"] = fma_gflop(threads) / t.mean_s();
+  st.counters["gflops"] = m.fma_gflops;
+}
+
+void bm_copy(benchmark::State& st, int threads) {
+  MachineFigures& m = machine(threads);
+  core::ThreadPool pool(threads);
+  Trials t;
+  for (auto _ : st) t.add(run_copy(pool));
+  m.copy_gbps = max_of(m.copy_gbps, double(kStreamBytes) / 1e9 / t.best_s);
+  st.counters["copy_gbps_mean"] = double(kStreamBytes) / 1e9 / t.mean_s();
+  st.counters["copy_gbps"] = m.copy_gbps;
+}
+
+void bm_read(benchmark::State& st, int threads) {
+  MachineFigures& m = machine(threads);
+  core::ThreadPool pool(threads);
+  Trials t;
+  for (auto _ : st) t.add(run_read(pool));
+  m.read_gbps = max_of(m.read_gbps, double(kStreamBytes) / 1e9 / t.best_s);
+  st.counters["read_gbps_mean"] = double(kStreamBytes) / 1e9 / t.mean_s();
+  st.counters["read_gbps"] = m.read_gbps;
+}
+
+struct GemmCase {
+  int64_t M, K, N;
+  core::DType dtype;
+  int threads;
+};
+
+// Counters: gflops / frac_peak from the mean call against the run's FMA peak at the same
+// thread count; gflops_best / frac_peak_best from the fastest call against the fastest of the
+// equal-work FMA bursts interleaved with the calls (fma_peak_here); frac_peak_cpu the same
+// per CPU second of our threads, summed over all calls and bursts (steadiest on a busy host). M = 1
+// adds the weight stream: weight_gbps(_best), its fraction of the machine's read and copy
+// bandwidth, and of a plain read of the same bytes (frac_plain_read_best).
+void bm_gemm(benchmark::State& st, GemmCase c) {
+  const MachineFigures& mf = machine(c.threads);
+  core::Rng rng(uint64_t(c.K * 7 + c.N));
+  std::vector<float> wf(size_t(c.N * c.K));
+  for (auto& v : wf) v = float(rng.uniform() - 0.5);
+  const kernels::PackedWeight w(wf.data(), c.N, c.K, c.dtype);
+  wf = std::vector<float>();
+  std::vector<float> x(size_t(c.M * c.K)), y(size_t(c.M * c.N));
+  for (auto& v : x) v = float(rng.uniform() - 0.5);
+  core::ThreadPool pool(c.threads);
+  kernels::gemm(x.data(), c.M, c.K, w, y.data(), c.N, &pool);  // warm-up: pages, caches
+  // At M = 1 each call is paired with a plain read of the same weight bytes on the same
+  // threads: the bound for exactly this data (DRAM for the head, L3 for a 4 MiB layer),
+  // measured at the same moment as the call it is compared with.
+  const float* wbytes = static_cast<const float*>(w.panel(0));
+  const int64_t part = w.storage_bytes() / 4 / c.threads / 64 * 64;
+  // The FMA burst between calls does the call's FLOPs (per thread) in registers, so both see
+  // the same odds of losing the core to another job.
+  const double gflop = 2.0 * double(c.M) * double(c.N) * double(c.K) / 1e9;
+  const int64_t burst_iters = int64_t(gflop * 1e9 / c.threads / (12 * 16 * 2)) + 1;
+  Trials t, rd, fma;
+  for (auto _ : st) {
+    if (c.M == 1) {
+      rd.add(time_s([&] {
+        pool.parallel_for(c.threads,
+                          [&](int64_t i) { g_sink = read_stream(wbytes + i * part, part); });
+      }));
+    } else {
+      fma.add(run_fma(pool, burst_iters, &fma.cpu_sum_s));
+    }
+    t.add(
+        time_s([&] { kernels::gemm(x.data(), c.M, c.K, w, y.data(), c.N, &pool); }, &t.cpu_sum_s));
+    benchmark::ClobberMemory();
+  }
+  st.counters["gflops"] = gflop / t.mean_s();
+  st.counters["gflops_best"] = gflop / t.best_s;
+  st.counters["frac_peak"] = gflop / t.mean_s() / mf.fma_gflops;
+  if (c.M > 1) {
+    // Against FMA bursts run between the calls: best call over best burst of the same moments.
+    const double peak_here = fma_gflop(c.threads, burst_iters) / fma.best_s;
+    st.counters["fma_peak_here"] = peak_here;
+    st.counters["frac_peak_best"] = gflop / t.best_s / peak_here;
+    // Per CPU second, over all calls and bursts: the kernel's efficiency while it runs.
+    st.counters["frac_peak_cpu"] =
+        (gflop * double(t.n) / t.cpu_sum_s) /
+        (fma_gflop(c.threads, burst_iters) * double(fma.n) / fma.cpu_sum_s);
+  }
+  st.counters["us_per_call"] = t.mean_s() * 1e6;
+  st.counters["us_per_call_best"] = t.best_s * 1e6;
+  if (c.M == 1) {
+    const double gb = double(w.storage_bytes()) / 1e9;
+    st.counters["weight_gbps"] = gb / t.mean_s();
+    st.counters["weight_gbps_best"] = gb / t.best_s;
+    st.counters["frac_read_bw"] = gb / t.mean_s() / mf.read_gbps;
+    st.counters["frac_read_bw_best"] = gb / t.best_s / mf.read_gbps;
+    st.counters["frac_copy_bw"] = gb / t.mean_s() / mf.copy_gbps;
+    st.counters["frac_copy_bw_best"] = gb / t.best_s / mf.copy_gbps;
+    const double read_gb = double(part * c.threads) * 4 / 1e9;
+    st.counters["plain_read_gbps_best"] = read_gb / rd.best_s;
+    st.counters["frac_plain_read_best"] = (gb / t.best_s) / (read_gb / rd.best_s);
+  }
+}
+
+void register_all() {
+  for (int t : {1, 2}) {
+    const std::string suffix = "/threads:" + std::to_string(t);
+    benchmark::RegisterBenchmark(("machine/fma_peak" + suffix).c_str(), bm_fma_peak, t)
+        ->Iterations(40)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("machine/copy_bw" + suffix).c_str(), bm_copy, t)
+        ->Iterations(8)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("machine/read_bw" + suffix).c_str(), bm_read, t)
+        ->Iterations(8)
+        ->UseRealTime();
+  }
+  // The `small` preset's linear layers: [K in, N out].
+  struct Shape {
+    int64_t K, N;
+  };
+  const Shape shapes[] = {{512, 2048}, {512, 1536}, {1536, 512}};
+  for (core::DType dt : {core::DType::kF32, core::DType::kBF16}) {
+    for (int t : {1, 2}) {
+      std::vector<GemmCase> cases;
+      for (int64_t M : {1, 16, 1024}) {
+        for (const Shape& s : shapes) cases.push_back({M, s.K, s.N, dt, t});
+      }
+      cases.push_back({1, 512, 151936, dt, t});  // the LM head, decode only
+      for (const GemmCase& c : cases) {
+        const std::string name = "gemm/" + std::string(core::dtype_name(dt)) + "/M" +
+                                 std::to_string(c.M) + "/K" + std::to_string(c.K) + "/N" +
+                                 std::to_string(c.N) + "/threads:" + std::to_string(t);
+        benchmark::RegisterBenchmark(name.c_str(), bm_gemm, c)->UseRealTime()->MinTime(0.3);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace anchorage
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  if (anchorage::core::detected_isa() != anchorage::core::Isa::kAvx512) {
+    std::fprintf(stderr, "gemm_bench: this CPU has no AVX-512; nothing measured\n");
+    return 0;
+  }
+  benchmark::AddCustomContext(
+      "isa", std::string(anchorage::core::isa_name(anchorage::core::active_isa())));
+  anchorage::register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

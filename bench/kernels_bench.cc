@@ -1,0 +1,252 @@
+// The element-wise kernels (norms, activations, RoPE, conv1d, GDN gates and recurrence) at the
+// `small` model's shapes (H 512; GDN n_k 4, n_v 8, d_k = d_v = 128, conv_dim 2048, K 4; attention
+// 4 query / 2 KV heads of 128, R 32; FFN 1536), for T = 1 (decode) and T = 1024 (a prefill
+// chunk), in every ISA this CPU runs. Prints Google Benchmark's output; JSON with
+// --benchmark_format=json. items_per_second counts f32 elements produced (GDN: state elements
+// updated, n_v·d_k·d_v a token).
+//
+//   build-kern/bench/kernels_bench --benchmark_format=json --benchmark_min_time=0.2
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "core/isa.h"
+#include "core/rng.h"
+#include "core/thread_pool.h"
+#include "kernels/activation.h"
+#include "kernels/conv1d.h"
+#include "kernels/gdn.h"
+#include "kernels/norm.h"
+#include "kernels/rope.h"
+
+namespace anchorage::kernels {
+namespace {
+
+constexpr int64_t kH = 512, kFfn = 1536, kNk = 4, kNv = 8, kDk = 128, kDv = 128, kKc = 4;
+constexpr int64_t kKeyDim = kNk * kDk, kConvDim = 2 * kKeyDim + kNv * kDv;
+constexpr int64_t kNq = 4, kNkv = 2, kD = 128, kR = 32;
+
+std::vector<float> random_floats(int64_t n, uint64_t seed, double scale = 1.0) {
+  core::Rng rng(seed);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& f : v) f = float(rng.normal() * scale);
+  return v;
+}
+
+// Sets the ISA of the benchmark's second argument for its lifetime; skips it if not runnable.
+class IsaArg {
+ public:
+  explicit IsaArg(benchmark::State& state) : saved_(core::active_isa()) {
+    const auto isa = core::Isa(state.range(1));
+    ok_ = int(isa) <= int(core::detected_isa());
+    if (!ok_) {
+      state.SkipWithError("ISA not supported by this CPU");
+      return;
+    }
+    core::set_active_isa(isa);
+    state.SetLabel(std::string(core::isa_name(isa)));
+  }
+  ~IsaArg() { core::set_active_isa(saved_); }
+  bool ok() const { return ok_; }
+
+ private:
+  core::Isa saved_;
+  bool ok_ = false;
+};
+
+void set_items(benchmark::State& state, int64_t per_iteration) {
+  state.SetItemsProcessed(int64_t(state.iterations()) * per_iteration);
+}
+
+void BM_rmsnorm(benchmark::State& state) {
+  IsaArg isa(state);
+  if (!isa.ok()) return;
+  const int64_t T = state.range(0);
+  const std::vector<float> x = random_floats(T * kH, 1), w = random_floats(kH, 2);
+  std::vector<float> y(x.size());
+  for (auto _ : state) {
+    rmsnorm(x.data(), T, kH, kH, w.data(), 1e-6f, y.data(), kH);
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_items(state, T * kH);
+}
+
+// The attention's q norm: T·n_q rows of D, read with stride 2D (q/gate interleave).
+void BM_rmsnorm_qheads(benchmark::State& state) {
+  IsaArg isa(state);
+  if (!isa.ok()) return;
+  const int64_t T = state.range(0);
+  const std::vector<float> x = random_floats(T * kNq * 2 * kD, 1), w = random_floats(kD, 2);
+  std::vector<float> y(size_t(T * kNq * kD));
+  for (auto _ : state) {
+    rmsnorm(x.data(), T * kNq, kD, 2 * kD, w.data(), 1e-6f, y.data(), kD);
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_items(state, T * kNq * kD);
+}
+
+// q and k of a GDN layer (§2.4), in place in the conv output.
+void BM_l2norm_qk(benchmark::State& state) {
+  IsaArg isa(state);
+  if (!isa.ok()) return;
+  const int64_t T = state.range(0);
+  std::vector<float> y = random_floats(T * kConvDim, 1);
+  for (auto _ : state) {
+    l2norm_heads(y.data(), T, kNk, kDk, kConvDim, 1e-6f, 1.0f / std::sqrt(float(kDk)));
+    l2norm_heads(y.data() + kKeyDim, T, kNk, kDk, kConvDim, 1e-6f, 1.0f);
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_items(state, T * 2 * kKeyDim);
+}
+
+void BM_gated_rmsnorm(benchmark::State& state) {
+  IsaArg isa(state);
+  if (!isa.ok()) return;
+  const int64_t T = state.range(0), n = kNv * kDv;
+  const std::vector<float> o = random_floats(T * n, 1), z = random_floats(T * n, 2),
+                           w = random_floats(kDv, 3);
+  std::vector<float> y(o.size());
+  for (auto _ : state) {
+    gated_rmsnorm(o.data(), n, z.data(), n, T, kNv, kDv, w.data(), 1e-6f, y.data(), n);
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_items(state, T * n);
+}
+
+void BM_swiglu(benchmark::State& state) {
+  IsaArg isa(state);
+  if (!isa.ok()) return;
+  const int64_t n = state.range(0) * kFfn;
+  const std::vector<float> g = random_floats(n, 1, 3.0), u = random_floats(n, 2);
+  std::vector<float> y(g.size());
+  for (auto _ : state) {
+    swiglu(g.data(), u.data(), n, y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_items(state, n);
+}
+
+// The attention output gate: T·n_q rows of D, gate interleaved with stride 2D.
+void BM_mul_sigmoid(benchmark::State& state) {
+  IsaArg isa(state);
+  if (!isa.ok()) return;
+  const int64_t rows = state.range(0) * kNq;
+  std::vector<float> x = random_floats(rows * kD, 1);
+  // Gates in [20, 80): sigmoid rounds to 1, so x (updated in place every iteration) does not
+  // decay into subnormals; the kernel is branch-free, so its work does not depend on values.
+  std::vector<float> g = random_floats(rows * 2 * kD, 2);
+  for (float& f : g) f = 50.0f + 30.0f * std::tanh(f);
+  for (auto _ : state) {
+    mul_sigmoid(x.data(), kD, g.data() + kD, 2 * kD, rows, kD);
+    benchmark::DoNotOptimize(x.data());
+  }
+  set_items(state, rows * kD);
+}
+
+void BM_add(benchmark::State& state) {
+  IsaArg isa(state);
+  if (!isa.ok()) return;
+  const int64_t n = state.range(0) * kH;
+  std::vector<float> h = random_floats(n, 1);
+  const std::vector<float> r = random_floats(n, 2, 1e-6);
+  for (auto _ : state) {
+    add(h.data(), r.data(), n, h.data());
+    benchmark::DoNotOptimize(h.data());
+  }
+  set_items(state, n);
+}
+
+// q (n_q heads) and k (n_kv heads) of an attention layer at positions 1000...
+void BM_rope(benchmark::State& state) {
+  IsaArg isa(state);
+  if (!isa.ok()) return;
+  const int64_t T = state.range(0);
+  std::vector<float> q = random_floats(T * kNq * kD, 1), k = random_floats(T * kNkv * kD, 2);
+  for (auto _ : state) {
+    rope_neox(q.data(), T, kNq * kD, kNq, kD, kR, 1000, 1e7f);
+    rope_neox(k.data(), T, kNkv * kD, kNkv, kD, kR, 1000, 1e7f);
+    benchmark::DoNotOptimize(q.data());
+  }
+  set_items(state, T * (kNq + kNkv) * kR);
+}
+
+void BM_conv1d_silu(benchmark::State& state) {
+  IsaArg isa(state);
+  if (!isa.ok()) return;
+  const int64_t T = state.range(0);
+  const std::vector<float> x = random_floats(T * kConvDim, 1), w = random_floats(kKc * kConvDim, 2);
+  std::vector<float> tail = random_floats((kKc - 1) * kConvDim, 3), y(x.size());
+  for (auto _ : state) {
+    conv1d_silu(x.data(), T, kConvDim, kConvDim, tail.data(), w.data(), kKc, y.data(), kConvDim);
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_items(state, T * kConvDim);
+}
+
+void BM_gdn_gates(benchmark::State& state) {
+  IsaArg isa(state);
+  if (!isa.ok()) return;
+  const int64_t T = state.range(0);
+  const std::vector<float> b = random_floats(T * kNv, 1), a = random_floats(T * kNv, 2, 3.0),
+                           A = random_floats(kNv, 3, 0.1), dt = random_floats(kNv, 4, 3.0);
+  std::vector<float> beta(b.size()), g(b.size());
+  for (auto _ : state) {
+    gdn_gates(b.data(), kNv, a.data(), kNv, T, kNv, A.data(), dt.data(), beta.data(), g.data());
+    benchmark::DoNotOptimize(g.data());
+  }
+  set_items(state, T * kNv * 2);
+}
+
+// Third argument: threads in the pool (1 = the calling thread only).
+void BM_gdn_recurrence(benchmark::State& state) {
+  IsaArg isa(state);
+  if (!isa.ok()) return;
+  const int64_t T = state.range(0);
+  core::ThreadPool pool(int(state.range(2)));
+  const GdnDims dims{.n_k = kNk, .n_v = kNv, .d_k = kDk, .d_v = kDv, .tiled = true};
+  std::vector<float> q = random_floats(T * kKeyDim, 1), k = random_floats(T * kKeyDim, 2);
+  l2norm_heads(q.data(), T, kNk, kDk, kKeyDim, 1e-6f, 1.0f / std::sqrt(float(kDk)));
+  l2norm_heads(k.data(), T, kNk, kDk, kKeyDim, 1e-6f, 1.0f);
+  const std::vector<float> v = random_floats(T * kNv * kDv, 3);
+  std::vector<float> beta(size_t(T * kNv), 0.5f), g(size_t(T * kNv), -0.05f);
+  std::vector<float> S(size_t(kNv * kDk * kDv), 0.0f), o(size_t(T * kNv * kDv));
+  for (auto _ : state) {
+    gdn_recurrence(dims, T, q.data(), kKeyDim, k.data(), kKeyDim, v.data(), kNv * kDv, beta.data(),
+                   g.data(), S.data(), o.data(), kNv * kDv, &pool);
+    benchmark::DoNotOptimize(o.data());
+  }
+  set_items(state, T * kNv * kDk * kDv);
+}
+
+void isa_args(benchmark::internal::Benchmark* b) {
+  for (int64_t T : {1, 1024}) {
+    for (int isa = 0; isa <= int(core::detected_isa()); ++isa) b->Args({T, isa});
+  }
+}
+
+void gdn_args(benchmark::internal::Benchmark* b) {
+  for (int64_t T : {1, 1024}) {
+    for (int isa = 0; isa <= int(core::detected_isa()); ++isa) {
+      for (int64_t threads : {1, 2}) b->Args({T, isa, threads});
+    }
+  }
+}
+
+BENCHMARK(BM_rmsnorm)->Apply(isa_args);
+BENCHMARK(BM_rmsnorm_qheads)->Apply(isa_args);
+BENCHMARK(BM_l2norm_qk)->Apply(isa_args);
+BENCHMARK(BM_gated_rmsnorm)->Apply(isa_args);
+BENCHMARK(BM_swiglu)->Apply(isa_args);
+BENCHMARK(BM_mul_sigmoid)->Apply(isa_args);
+BENCHMARK(BM_add)->Apply(isa_args);
+BENCHMARK(BM_rope)->Apply(isa_args);
+BENCHMARK(BM_conv1d_silu)->Apply(isa_args);
+BENCHMARK(BM_gdn_gates)->Apply(isa_args);
+BENCHMARK(BM_gdn_recurrence)->Apply(gdn_args)->UseRealTime();
+
+}  // namespace
+}  // namespace anchorage::kernels
+
+BENCHMARK_MAIN();

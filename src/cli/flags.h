@@ -1,0 +1,54 @@
+// FlagSet: the command line flags of one subcommand — registration with a default and a help
+// line, parsing of `--name value` / `--name=value` (numbers with std::from_chars, whole
+// string or nothing), and the help text listing every flag with its default.
+//
+// Threading: single-threaded (start-up only).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace anchorage::cli {
+
+class FlagSet {
+ public:
+  // Each flag writes into *dst; the value *dst holds at registration is the default shown.
+  void add_int(std::string name, int64_t* dst, std::string help);
+  void add_uint(std::string name, uint64_t* dst, std::string help);
+  void add_double(std::string name, double* dst, std::string help);
+  void add_string(std::string name, std::string* dst, std::string help);
+  // A switch: present means true; takes no value.
+  void add_bool(std::string name, bool* dst, std::string help);
+
+  // Parses args (without the program and subcommand names). InvalidArgument names the flag
+  // and the bad value. `--help` / `-h` sets *help_asked and stops.
+  core::Status parse(const std::vector<std::string_view>& args, bool* help_asked) const;
+  void print_help(std::FILE* out) const;
+
+ private:
+  struct Flag {
+    std::string name;
+    std::string default_text;
+    std::string help;
+    bool is_switch = false;
+    std::function<bool(std::string_view)> set;  // false: the value does not parse
+  };
+  const Flag* find(std::string_view name) const;
+
+  std::vector<Flag> flags_;
+};
+
+// Whole-string parsers (no sign for unsigned, no trailing characters).
+bool parse_int(std::string_view s, int64_t* out);
+bool parse_uint(std::string_view s, uint64_t* out);
+bool parse_double(std::string_view s, double* out);
+// "1,2,3" -> {1, 2, 3}; false on an empty list, an empty item or a non-number.
+bool parse_int_list(std::string_view s, std::vector<int32_t>* out);
+
+}  // namespace anchorage::cli

@@ -1,0 +1,36 @@
+// EngineOptions and PrefillOptions: how an Engine sizes its sequence and cuts its prefills
+// (docs/engine.md). Value types.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace anchorage::engine {
+
+struct EngineOptions {
+  // Positions the views hold (the maximum context); a prompt past it is refused.
+  int64_t capacity = 8192;
+  // Tokens per forward call of a prefill; bounds the workspace (StateCost::workspace_cap).
+  int64_t prefill_chunk = 1024;
+  // The anchor grid: the prefill cuts a call and reports the state at every multiple.
+  int64_t anchor_spacing = 1024;
+  // Threads of the engine's pool, counting the engine thread; 0 = every hardware thread.
+  int n_threads = 0;
+};
+
+// Callbacks run on the engine thread, between two forward calls, while the state is exactly
+// the state after `position` tokens; they may read (copy out) sections and view rows but must
+// not call prefill/decode/resume_at on the same engine.
+struct PrefillOptions {
+  // At every anchor line the prefill passes (is_end = false) and once at its end
+  // (is_end = true; an end that falls on an anchor line is reported once, as the end).
+  std::function<void(int64_t position, bool is_end)> on_anchor{};
+  // After every call: tokens of this prefill done so far, and its total.
+  std::function<void(int64_t done, int64_t total)> on_progress{};
+  // Test-only: when set, the logits of every row of this prefill are appended here
+  // (n_tokens * vocab floats). Costs a head GEMM per row; never used in serving.
+  std::vector<float>* all_logits = nullptr;
+};
+
+}  // namespace anchorage::engine

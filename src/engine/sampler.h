@@ -1,0 +1,64 @@
+// Sampler: picks the next token from a row of logits — greedy, or seeded sampling with
+// temperature, top-k, top-p and min-p (docs/engine.md "Sampling").
+//
+// Greedy (temperature <= 0): the argmax; ties go to the lowest token id. The filters do not
+// apply (none of them can remove the argmax).
+// Sampling applies, in this order (llama.cpp's default chain):
+//   1. top-k  (k > 0): keep the k largest logits (ties broken by lower id);
+//   2. top-p  (p < 1): softmax of the remaining logits at temperature 1; keep the smallest
+//                      prefix, largest first, whose probability mass reaches p;
+//   3. min-p  (m > 0): keep tokens whose probability is >= m times the largest one;
+//   4. temperature:    divide the kept logits by it, softmax, draw one token with core::Rng.
+// At least one token always survives. Probabilities are computed in double in a fixed order,
+// so the same seed and the same logits give the same token on every run and thread count.
+//
+// Threading: one Sampler per sequence, used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "core/rng.h"
+#include "core/status.h"
+
+namespace anchorage::engine {
+
+struct SamplingParams {
+  double temperature = 0.0;  // <= 0: greedy
+  int64_t top_k = 0;         // 0: off
+  double top_p = 1.0;        // 1: off
+  double min_p = 0.0;        // 0: off
+  uint64_t seed = 0;         // of the sampling generator
+
+  // InvalidArgument naming the field: temperature < 0 or not finite, top_k < 0,
+  // top_p outside (0, 1], min_p outside [0, 1].
+  core::Status validate() const;
+};
+
+class Sampler {
+ public:
+  explicit Sampler(const SamplingParams& params);
+
+  const SamplingParams& params() const { return params_; }
+  int32_t sample(std::span<const float> logits);
+
+  // The argmax with ties to the lowest id (greedy decoding).
+  static int32_t argmax(std::span<const float> logits);
+
+ private:
+  void keep_top_k(std::span<const float> logits);
+  void keep_top_p();
+  void keep_min_p();
+  int32_t draw();
+
+  SamplingParams params_;
+  core::Rng rng_;
+  // The surviving candidates (logit, id); sorted largest first once a filter needed it.
+  std::vector<std::pair<float, int32_t>> cand_;
+  bool sorted_ = false;
+  std::vector<double> probs_;
+};
+
+}  // namespace anchorage::engine

@@ -1,0 +1,107 @@
+// The GEMM block kernel for AVX2 + FMA (contract: kernels/gemm.h; blocking: kernels/gemm_job.h,
+// kernels/gemm_block_impl.h).
+//
+// gemm_avx512.cc with 8-lane vectors: a panel's 32 columns are four ymm. Register tile: R rows
+// x P panels, 4*R*P accumulators, each lane one output element's chain (_mm256_fmadd_ps, k
+// ascending, from +0.0f or the exact partial sum in y), so the bits equal the other ISAs'.
+// Anonymous namespace, no std:: templates (see gemm_job.h).
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/gemm_job.h"
+
+namespace anchorage::kernels::isa_avx2 {
+namespace {
+
+// 3 rows x 32 columns = 12 accumulators + 3 broadcasts + 1 weight vector: all 16 ymm.
+constexpr int kMr = 3;
+
+inline __m256i lane_mask(int64_t n) {
+  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(n < 0 ? 0 : n > 8 ? 8 : n)), idx);
+}
+
+inline __m256 load_w(const float* w) {
+  return _mm256_load_ps(w);
+}
+// bf16 -> f32 is exact (the bf16 bits become the high half), widened as loaded: it reuses the
+// weight register, and a widened f32 copy measured no faster.
+inline __m256 load_w(const uint16_t* w) {
+  const __m128i h = _mm_load_si128(reinterpret_cast<const __m128i*>(w));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+// y[0, R) x the columns of panels [0, P) (see gemm_block_impl.h for the arguments). The
+// weight vector is the inner operand so one register serves all R rows.
+template <int R, int P, typename T>
+void tile(const float* x, int64_t ldx, const T* w, int64_t wstride, int64_t kc, float* y,
+          int64_t ldy, bool first, int64_t n_cols) {
+  __m256i mask[4 * P];
+#pragma GCC unroll 16
+  for (int j = 0; j < 4 * P; ++j) mask[j] = lane_mask(n_cols - 8 * j);
+  __m256 acc[R][4 * P];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+    for (int j = 0; j < 4 * P; ++j) {
+      acc[r][j] = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + r * ldy + 8 * j, mask[j]);
+    }
+  }
+  for (int64_t k = 0; k < kc; ++k) {
+    __m256 xb[R];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) xb[r] = _mm256_broadcast_ss(x + r * ldx + k);
+#pragma GCC unroll 16
+    for (int j = 0; j < 4 * P; ++j) {
+      const __m256 wv = load_w(w + (j / 4) * wstride + k * 32 + (j % 4) * 8);
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) acc[r][j] = _mm256_fmadd_ps(xb[r], wv, acc[r][j]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 16
+    for (int j = 0; j < 4 * P; ++j) _mm256_maskstore_ps(y + r * ldy + 8 * j, mask[j], acc[r][j]);
+  }
+}
+
+template <typename T>
+using TileFn = void (*)(const float*, int64_t, const T*, int64_t, int64_t, float*, int64_t, bool,
+                        int64_t);
+
+// A single row (decode) runs 3 panels at once: 12 chains.
+constexpr int panels_for_rows(int r) {
+  return r == 1 ? 3 : 1;
+}
+
+// The tile of R rows x exactly p panels (p a power of two up to panels_for_rows(R)).
+template <typename T, int R, int P = panels_for_rows(R)>
+TileFn<T> pick_p(int p) {
+  if constexpr (P == 1) {
+    return &tile<R, 1, T>;
+  } else {
+    return p == P ? &tile<R, P, T> : pick_p<T, R, P / 2>(p);
+  }
+}
+
+template <typename T>
+TileFn<T> pick(int r, int p) {
+  // clang-format off
+  switch (r) {
+    case 1: return pick_p<T, 1>(p);
+    case 2: return pick_p<T, 2>(p);
+    default: return pick_p<T, 3>(p);
+  }
+  // clang-format on
+}
+
+#include "kernels/gemm_block_impl.h"
+
+}  // namespace
+
+void gemm_block(const GemmJob& job, const GemmBlock& b) {
+  gemm_block_impl(job, b);
+}
+
+}  // namespace anchorage::kernels::isa_avx2

@@ -1,0 +1,53 @@
+// GemmJob: the plain description of one gemm() call that gemm.cc hands to the per-ISA block
+// kernels (gemm_avx512.cc, gemm_avx2.cc, gemm_scalar.cc), plus the blocking they share.
+//
+// Raw pointers and integers only, on purpose: the ISA files are compiled with different -m
+// flags, and a std:: template instantiated in one of them could be merged by the linker into
+// callers built for a lower ISA (an ODR trap). So threading (std::function) stays in gemm.cc.
+//
+// A block call computes y[m0, m1) x panels [p0, p1) over the whole of K. Blocks never share
+// an output element, so threads may run distinct blocks of one job at the same time.
+#pragma once
+
+#include <cstdint>
+
+namespace anchorage::kernels {
+
+struct GemmJob {
+  const float* x = nullptr;  // [M][ldx] f32
+  int64_t ldx = 0;
+  const void* panels = nullptr;  // PackedWeight panel 0; panel p starts at element p * K * 32
+  bool bf16 = false;             // panel elements are bf16 (else f32)
+  int64_t K = 0;
+  int64_t N = 0;
+  float* y = nullptr;  // [M][ldy] f32
+  int64_t ldy = 0;
+};
+
+// The part of a job one task computes: rows [m0, m1), panels [p0, p1) (32 columns each).
+struct GemmBlock {
+  int64_t m0, m1, p0, p1;
+};
+
+// Blocking, measured on Zen 5 (docs/kernels.md); the values change speed, never a result.
+// A block with more rows than one register tile walks K in blocks of kGemmKc (the partial
+// sums go through y exactly between blocks) and runs its row tiles over kGemmKc x 32 x
+// kGemmNcPanels weights (512 KiB in f32, 256 KiB in bf16: they stay in L2) while each tile's
+// x slice (8 x kGemmKc f32 = 16 KiB on AVX-512) stays in L1.
+constexpr int64_t kGemmKc = 512;
+constexpr int64_t kGemmNcPanels = 8;
+// Rows per block: the rows a block's weights are reused for before the next block reloads
+// them from L3 or memory.
+constexpr int64_t kGemmMc = 256;
+
+namespace isa_scalar {
+void gemm_block(const GemmJob& job, const GemmBlock& b);
+}
+namespace isa_avx2 {
+void gemm_block(const GemmJob& job, const GemmBlock& b);
+}
+namespace isa_avx512 {
+void gemm_block(const GemmJob& job, const GemmBlock& b);
+}
+
+}  // namespace anchorage::kernels

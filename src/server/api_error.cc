@@ -1,0 +1,109 @@
+#include "server/api_error.h"
+
+#include <string>
+
+#include "server/json_fields.h"
+#include "server/json_writer.h"
+
+namespace anchorage::server {
+
+ApiError field_error(std::string param, std::string_view why, std::string code) {
+  ApiError e;
+  e.http_status = 400;
+  e.message = param.empty() ? std::string(why) : param + ": " + std::string(why);
+  e.param = std::move(param);
+  e.code = std::move(code);
+  return e;
+}
+
+ApiError error_from_status(const core::Status& status, std::string_view default_param) {
+  const std::string& m = status.message();
+  std::string param(default_param);
+  // The text layer's messages are "<field>: <why>" where the field is a path such as
+  // "messages[3].tool_calls[0].function"; anything with a space before the colon is prose.
+  const size_t colon = m.find(": ");
+  if (colon != std::string::npos && colon > 0 && m.find(' ') > colon) param = m.substr(0, colon);
+  ApiError e;
+  e.message = m;
+  e.param = param;
+  switch (status.code()) {
+    case core::StatusCode::kInvalidArgument:
+      e.http_status = 400;
+      e.code = "invalid_value";
+      break;
+    case core::StatusCode::kUnsupported:
+      e.http_status = 400;
+      e.code = "unsupported_value";
+      break;
+    case core::StatusCode::kResourceExhausted:
+      e.http_status = 503;
+      e.type = "server_error";
+      e.code = "resource_exhausted";
+      break;
+    default:
+      e.http_status = 500;
+      e.type = "server_error";
+      e.code = "internal_error";
+      e.param.clear();
+      break;
+  }
+  return e;
+}
+
+ApiError body_too_large_error(size_t limit_bytes) {
+  ApiError e;
+  e.http_status = 413;
+  e.message = "the request body is larger than the server's limit of " +
+              std::to_string(limit_bytes) + " bytes";
+  e.code = "request_too_large";
+  return e;
+}
+
+ApiError queue_full_error() {
+  ApiError e;
+  e.http_status = 429;
+  e.message = "the request queue is full; retry later";
+  e.type = "rate_limit_error";
+  e.code = "queue_full";
+  return e;
+}
+
+ApiError shutting_down_error() {
+  ApiError e;
+  e.http_status = 503;
+  e.message = "the server is shutting down";
+  e.type = "server_error";
+  e.code = "shutting_down";
+  return e;
+}
+
+ApiError internal_error(std::string_view what) {
+  ApiError e;
+  e.http_status = 500;
+  e.message = std::string(what);
+  e.type = "server_error";
+  e.code = "internal_error";
+  return e;
+}
+
+ApiError not_found_error(std::string_view method, std::string_view path) {
+  ApiError e;
+  e.http_status = 404;
+  // The path is echoed only up to a bound: it is client text, but a route name, not content.
+  e.message = "no route " + std::string(method) + " " + std::string(path.substr(0, 64));
+  e.code = "unknown_url";
+  return e;
+}
+
+std::string render_error_body(const ApiError& error) {
+  Json inner = Json::object();
+  inner["message"] = error.message;
+  inner["type"] = error.type;
+  inner["param"] = error.param.empty() ? Json(nullptr) : Json(error.param);
+  inner["code"] = error.code.empty() ? Json(nullptr) : Json(error.code);
+  Json body = Json::object();
+  body["error"] = std::move(inner);
+  return write_json(body);
+}
+
+}  // namespace anchorage::server

@@ -1,0 +1,19 @@
+// POST /v1/completions (routes.h).
+#include <httplib.h>
+
+#include "server/request_parser.h"
+#include "server/responder.h"
+#include "server/routes.h"
+#include "server/service.h"
+
+namespace anchorage::server {
+
+void handle_completions(Service& svc, const httplib::Request& req, httplib::Response& res) {
+  CompletionRequest request;
+  if (auto e = parse_completion_body(req.body, session_header(req), &request)) {
+    return answer_error(svc, res, *e);
+  }
+  serve_generation(svc, std::move(request), res);
+}
+
+}  // namespace anchorage::server

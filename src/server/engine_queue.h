@@ -1,0 +1,75 @@
+// EngineQueue: the one engine and the one thread that runs it (architecture.md §7). HTTP
+// threads submit GenerationJobs; the engine thread runs them one at a time, in order, and
+// streams each job's tokens back through its TokenStream. The queue is bounded: a job that
+// finds it full is refused (the caller answers 429). The server sees only this class: no
+// engine internals (docs/style.md §9).
+//
+// Shutdown (SIGTERM): close() refuses new jobs, ends every waiting job with a "shutting down"
+// outcome, and lets the running one finish; join() waits for the engine thread.
+//
+// Thread safety: submit, close, depth, running and the test_ hooks from any thread; the
+// engine is touched only by the engine thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "core/status.h"
+#include "server/generation_job.h"
+#include "server/token_stream.h"
+
+namespace anchorage::engine {
+class Engine;
+}
+
+namespace anchorage::server {
+
+class Metrics;
+
+class EngineQueue {
+ public:
+  // engine must outlive the queue; metrics (may be null) is told about every job that ends.
+  EngineQueue(engine::Engine& engine, size_t capacity, Metrics* metrics);
+  ~EngineQueue();  // close() + join()
+  EngineQueue(const EngineQueue&) = delete;
+  EngineQueue& operator=(const EngineQueue&) = delete;
+
+  // ResourceExhausted when `capacity` jobs already wait; Cancelled after close().
+  core::Result<std::shared_ptr<TokenStream>> submit(GenerationJob job);
+
+  void close();
+  void join();
+
+  size_t capacity() const { return capacity_; }
+  size_t depth() const;  // jobs waiting, the running one not counted
+  bool running() const;  // a job is on the engine now
+  bool closed() const;
+
+  // Tests: while held, the engine thread starts no new job (the queue fills up on demand).
+  void test_hold(bool hold);
+
+ private:
+  struct Item {
+    GenerationJob job;
+    std::shared_ptr<TokenStream> stream;
+  };
+  void loop() noexcept;
+  JobOutcome run(Item& item);
+
+  engine::Engine& engine_;
+  const size_t capacity_;
+  Metrics* metrics_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> waiting_;
+  bool closed_ = false;
+  bool running_ = false;
+  bool held_ = false;
+  std::thread thread_;
+};
+
+}  // namespace anchorage::server

@@ -1,0 +1,75 @@
+// GenerationJob, TokenEvent, JobOutcome: what an HTTP thread hands the engine queue and what
+// comes back (architecture.md §7). A job is prompt token ids plus how to generate; the engine
+// thread answers with one TokenEvent per sampled token, then one JobOutcome. No text crosses
+// this line except through `stop_after`, the server's stop-string check.
+//
+// Thread safety: plain values. A job's stop_after runs on the engine thread only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+#include "engine/generation.h"
+#include "engine/sampler.h"
+#include "server/session.h"
+
+namespace anchorage::server {
+
+struct GenerationJob {
+  uint64_t request_id = 0;  // logs only
+  std::vector<int32_t> prompt;
+  int64_t max_tokens = 16;
+  engine::SamplingParams sampling;
+  std::vector<int32_t> stop_ids;  // ends the generation; the id is reported, not rendered
+  // Log-probabilities: -1 none; k >= 0: the sampled token's and the k most likely ones'.
+  int top_logprobs = -1;
+  SessionKey session;  // for the Planner (a later issue); logged as a hash
+  // Called on the engine thread with every sampled token that is not a stop id; true ends
+  // the generation after it (a stop string completed). Null: no stop strings.
+  std::function<bool(int32_t token)> stop_after;
+  int64_t submitted_ns = 0;  // core::now_ns() when the HTTP thread submitted it
+};
+
+struct TokenEvent {
+  int32_t token = 0;
+  // With top_logprobs >= 0: the token's log-probability under the model's raw distribution
+  // (log-softmax of the logits, f32), and the top alternatives, most likely first.
+  float logprob = 0.0f;
+  std::vector<std::pair<int32_t, float>> top;
+};
+
+enum class JobEnd {
+  kLength,      // max_tokens, or the context is full
+  kStopToken,   // a stop id was sampled
+  kStopString,  // stop_after said so
+  kCancelled,   // the client went away (or the job was dropped at shutdown before it ran)
+  kFailed,      // status says why
+};
+
+// "length", "stop_token", "stop_string", "cancelled", "failed" (logs and metrics labels).
+const char* job_end_name(JobEnd end);
+
+struct JobOutcome {
+  JobEnd end = JobEnd::kLength;
+  core::Status status;  // not OK only for kFailed and for a job dropped at shutdown
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;  // every sampled token, a final stop id included
+  // Where the prompt was resumed from (the cache split of `usage.anchorage`): tokens taken
+  // from a cache, tokens read again, and which tier/source served them.
+  int64_t cached_tokens = 0;
+  int64_t reread_tokens = 0;
+  std::string cache_tier = "none";
+  std::string cache_source = "cold";
+  // Times (ns): waiting in the queue, the prompt's prefill, the decode loop, and from submit
+  // to the first token (0 when no token came).
+  int64_t queue_ns = 0;
+  int64_t prefill_ns = 0;
+  int64_t decode_ns = 0;
+  int64_t first_token_ns = 0;
+};
+
+}  // namespace anchorage::server

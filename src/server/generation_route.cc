@@ -1,0 +1,77 @@
+// serve_generation (routes.h): the part of the two completion routes after parsing.
+#include <httplib.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <ctime>
+
+#include "core/clock.h"
+#include "server/choice_builder.h"
+#include "server/prompt_builder.h"
+#include "server/responder.h"
+#include "server/routes.h"
+
+namespace anchorage::server {
+namespace {
+
+GenerationJob make_job(Service& svc, const CompletionRequest& request, std::vector<int32_t> prompt,
+                       uint64_t nonce) {
+  GenerationJob job;
+  job.request_id = nonce;
+  job.prompt = std::move(prompt);
+  job.max_tokens = request.max_tokens.value_or(svc.options.default_max_tokens);
+  job.sampling = request.sampling;
+  // No seed: a fresh one per request (OpenAI's sampling is not reproducible without one).
+  if (!request.has_seed) job.sampling.seed = nonce;
+  job.stop_ids = svc.stop_ids;
+  job.top_logprobs = request.logprobs ? request.top_logprobs : -1;
+  job.session = request.session;
+  job.stop_after = make_stop_check(svc.tokenizer, request.stop);
+  job.submitted_ns = core::now_ns();
+  return job;
+}
+
+AnswerPlan make_plan(Service& svc, const CompletionRequest& request, uint64_t nonce) {
+  const bool chat = request.endpoint == Endpoint::kChat;
+  char id[48];
+  std::snprintf(id, sizeof(id), "%s%016" PRIx64, chat ? "chatcmpl-" : "cmpl-", nonce);
+  AnswerPlan plan;
+  plan.meta.endpoint = request.endpoint;
+  plan.meta.id = id;
+  plan.meta.created = int64_t(std::time(nullptr));
+  plan.meta.model = svc.options.model_name;
+  plan.meta.include_usage = request.stream && request.include_usage;
+  plan.choice.chat = chat;
+  plan.choice.parse_tool_calls = request.parse_tool_calls;
+  plan.choice.logprobs = request.logprobs;
+  plan.choice.stop = request.stop;
+  plan.choice.stop_ids = svc.stop_ids;
+  plan.choice.tool_call_seed = nonce;
+  plan.session = request.session;
+  return plan;
+}
+
+}  // namespace
+
+void serve_generation(Service& svc, CompletionRequest request, httplib::Response& res) {
+  std::vector<int32_t> prompt;
+  if (auto e = build_prompt(request, svc.tokenizer, svc.vocab_size, svc.capacity, &prompt)) {
+    return answer_error(svc, res, *e);
+  }
+  const uint64_t nonce = next_request_nonce(svc);
+  AnswerPlan plan = make_plan(svc, request, nonce);
+  svc.responses.begin();
+  auto stream = svc.queue.submit(make_job(svc, request, std::move(prompt), nonce));
+  if (!stream) {
+    svc.responses.end();
+    if (stream.error().code() == core::StatusCode::kResourceExhausted) {
+      svc.metrics.count_queue_full();
+      return answer_error(svc, res, queue_full_error());
+    }
+    return answer_error(svc, res, shutting_down_error());
+  }
+  if (request.stream) return answer_streamed(svc, res, std::move(stream.value()), std::move(plan));
+  answer_whole(svc, res, *stream.value(), std::move(plan));
+}
+
+}  // namespace anchorage::server

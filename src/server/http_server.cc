@@ -1,0 +1,201 @@
+#include "server/http_server.h"
+
+#include <httplib.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "engine/engine.h"
+#include "server/api_error.h"
+#include "server/engine_queue.h"
+#include "server/metrics.h"
+#include "server/responder.h"
+#include "server/routes.h"
+#include "server/served_model.h"
+#include "server/service.h"
+
+namespace anchorage::server {
+namespace {
+
+// The route a request matched, for metrics labels (never the client's path itself).
+std::string route_label(const httplib::Request& req) {
+  static constexpr const char* kRoutes[] = {"/v1/chat/completions", "/v1/completions", "/v1/models",
+                                            "/health", "/metrics"};
+  for (const char* r : kRoutes) {
+    if (req.path == r) return r;
+  }
+  if (req.path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
+  return "other";
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  Impl(const ServerOptions& o, ServedModel& m)
+      : options(o),
+        model(m),
+        queue(*m.engine, o.queue_capacity, &metrics),
+        service(options, *m.tokenizer, queue, metrics, responses) {
+    service.capacity = m.engine->capacity();
+    service.vocab_size = m.vocab_size;
+    service.stop_ids = m.stop_ids;
+    service.created = int64_t(std::time(nullptr));
+    service.nonce_base = uint64_t(core::now_ns()) ^ (uint64_t(std::random_device{}()) << 32);
+  }
+
+  void install();
+
+  const ServerOptions options;
+  ServedModel& model;
+  Metrics metrics;
+  ResponseTracker responses;
+  EngineQueue queue;
+  Service service;
+  httplib::Server http;
+  std::function<void()> drain_hook;
+  int bound_port = 0;
+  std::once_flag shutdown_once;
+  // serve() and shutdown() meet here: httplib's stop() does nothing before its listen loop
+  // runs, so a shutdown that races a starting serve() waits for the loop.
+  std::mutex serve_mu;
+  bool serve_entered = false;
+  bool stopped = false;
+  std::atomic<bool> serve_returned{false};
+};
+
+void HttpServer::Impl::install() {
+  Service& svc = service;
+  const int threads =
+      options.http_threads > 0 ? options.http_threads : int(options.queue_capacity) + 8;
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
+  http.set_payload_max_length(options.max_body_bytes);
+  // Each request is counted when its handler returns, before httplib writes the response, so
+  // a client that reads /metrics right after its own response sees it counted.
+  using RouteFn = void (*)(Service&, const httplib::Request&, httplib::Response&);
+  auto route = [&svc](const char* label, RouteFn fn) {
+    return [&svc, label, fn](const httplib::Request& q, httplib::Response& r) {
+      fn(svc, q, r);
+      svc.metrics.count_request(label, r.status == -1 ? 200 : r.status);  // -1: httplib's 200
+    };
+  };
+  http.Post("/v1/chat/completions", route("/v1/chat/completions", handle_chat_completions));
+  http.Post("/v1/completions", route("/v1/completions", handle_completions));
+  http.Get("/v1/models", route("/v1/models", handle_models));
+  http.Get(R"(/v1/models/([^/]+))", route("/v1/models/{id}", handle_model));
+  http.Get("/health", route("/health", handle_health));
+  http.Get("/metrics", route("/metrics", handle_metrics));
+
+  // Errors httplib itself produces (no route, 413 body too large, a malformed request line)
+  // get the OpenAI error shape too; our handlers' errors already have a body.
+  http.set_error_handler([&svc](const httplib::Request& q, httplib::Response& r) {
+    if (!r.body.empty()) return;  // one of ours, counted by its route
+    svc.metrics.count_request(route_label(q), r.status);
+    if (r.status == 413) {
+      // httplib caps form-encoded bodies (curl -d without a Content-Type) at 8 KiB whatever
+      // our limit says; say so instead of quoting a limit the body did not reach.
+      ApiError e = body_too_large_error(svc.options.max_body_bytes);
+      if (q.get_header_value("Content-Type") == "application/x-www-form-urlencoded") {
+        e.message =
+            "form-encoded bodies are limited to 8192 bytes: send Content-Type: "
+            "application/json";
+      }
+      return answer_error(svc, r, e);
+    }
+    if (r.status == 404) return answer_error(svc, r, not_found_error(q.method, q.path));
+    ApiError e = field_error("", "malformed HTTP request", "bad_request");
+    e.http_status = r.status;
+    answer_error(svc, r, e);
+  });
+  http.set_exception_handler(
+      [&svc](const httplib::Request&, httplib::Response& r, std::exception_ptr) {
+        answer_error(svc, r, internal_error("internal error"));
+      });
+}
+
+HttpServer::HttpServer(const ServerOptions& options, ServedModel& model)
+    : impl_(std::make_unique<Impl>(options, model)) {
+  impl_->install();
+}
+
+HttpServer::~HttpServer() {
+  shutdown();
+}
+
+core::Status HttpServer::bind() {
+  // A client that goes away mid-stream makes the next write raise SIGPIPE, whose default
+  // action kills the process; httplib sends without MSG_NOSIGNAL, so ignore it process-wide
+  // and let the write fail (which cancels the generation).
+  ::signal(SIGPIPE, SIG_IGN);
+  const ServerOptions& o = impl_->options;
+  if (o.port == 0) {
+    impl_->bound_port = impl_->http.bind_to_any_port(o.host);
+  } else if (impl_->http.bind_to_port(o.host, o.port)) {
+    impl_->bound_port = o.port;
+  }
+  if (impl_->bound_port <= 0) {
+    return core::Status::io_error("cannot listen on " + o.host + ":" + std::to_string(o.port));
+  }
+  return core::Status::ok();
+}
+
+int HttpServer::port() const {
+  return impl_->bound_port;
+}
+
+core::Status HttpServer::serve() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->serve_mu);
+    if (impl_->stopped) return core::Status::ok();
+    impl_->serve_entered = true;
+  }
+  const bool ok = impl_->http.listen_after_bind();
+  impl_->serve_returned = true;
+  if (!ok && !impl_->stopped) return core::Status::io_error("the HTTP listener failed");
+  return core::Status::ok();
+}
+
+void HttpServer::shutdown() {
+  Impl& s = *impl_;
+  std::call_once(s.shutdown_once, [&s] {
+    ANCHORAGE_LOG_INFO("shutdown: %zu waiting request(s) refused; %s", s.queue.depth(),
+                       s.queue.running() ? "finishing the running one" : "the engine is idle");
+    s.service.shutting_down = true;
+    s.queue.close();
+    s.responses.wait_idle();
+    s.queue.join();
+    if (s.drain_hook) s.drain_hook();
+    bool entered = false;
+    {
+      std::lock_guard<std::mutex> lock(s.serve_mu);
+      s.stopped = true;
+      entered = s.serve_entered;
+    }
+    if (entered) {
+      while (!s.http.is_running() && !s.serve_returned) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      s.http.stop();
+    }
+  });
+}
+
+void HttpServer::set_drain_hook(std::function<void()> hook) {
+  impl_->drain_hook = std::move(hook);
+}
+
+EngineQueue& HttpServer::test_queue() {
+  return impl_->queue;
+}
+Metrics& HttpServer::test_metrics() {
+  return impl_->metrics;
+}
+
+}  // namespace anchorage::server

@@ -1,0 +1,44 @@
+// GET /v1/models, /v1/models/{id}, /health, /metrics (routes.h).
+#include <httplib.h>
+
+#include "server/openai_json.h"
+#include "server/responder.h"
+#include "server/routes.h"
+#include "server/service.h"
+
+namespace anchorage::server {
+
+void handle_models(Service& svc, const httplib::Request&, httplib::Response& res) {
+  res.set_content(dump_json(render_models(svc.options.model_name, svc.created)),
+                  "application/json");
+}
+
+void handle_model(Service& svc, const httplib::Request& req, httplib::Response& res) {
+  const std::string id = req.matches.size() > 1 ? req.matches[1].str() : std::string();
+  if (id != svc.options.model_name) {
+    ApiError e = field_error("model", "no such model", "model_not_found");
+    e.http_status = 404;
+    return answer_error(svc, res, e);
+  }
+  res.set_content(dump_json(render_model(svc.options.model_name, svc.created)), "application/json");
+}
+
+// 200 while serving; 503 once a shutdown began (load balancers stop sending).
+void handle_health(Service& svc, const httplib::Request&, httplib::Response& res) {
+  const bool stopping = svc.shutting_down.load();
+  Json body = Json::object();
+  body["status"] = stopping ? "shutting_down" : "ok";
+  body["model"] = svc.options.model_name;
+  body["queue_depth"] = svc.queue.depth();
+  body["queue_capacity"] = svc.queue.capacity();
+  body["engine_busy"] = svc.queue.running();
+  res.status = stopping ? 503 : 200;
+  res.set_content(dump_json(body), "application/json");
+}
+
+void handle_metrics(Service& svc, const httplib::Request&, httplib::Response& res) {
+  const QueueGauges gauges{svc.queue.depth(), svc.queue.capacity(), svc.queue.running()};
+  res.set_content(svc.metrics.render(gauges), "text/plain; version=0.0.4");
+}
+
+}  // namespace anchorage::server

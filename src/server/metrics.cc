@@ -1,0 +1,118 @@
+#include "server/metrics.h"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+
+namespace anchorage::server {
+namespace {
+
+void append(std::string* out, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void append(std::string* out, const char* fmt, ...) {
+  char line[256];
+  va_list args;
+  va_start(args, fmt);
+  const int n = std::vsnprintf(line, sizeof(line), fmt, args);
+  va_end(args);
+  if (n > 0) out->append(line, std::min(size_t(n), sizeof(line) - 1));
+}
+
+void header(std::string* out, const char* name, const char* type, const char* help) {
+  append(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+}  // namespace
+
+void Metrics::count_request(std::string_view route, int status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++requests_[{std::string(route), status}];
+}
+
+void Metrics::count_queue_full() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++queue_full_;
+}
+
+void Metrics::observe_job(const JobOutcome& o) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++jobs_by_end_[size_t(o.end)];
+  prompt_tokens_ += uint64_t(o.prompt_tokens);
+  cached_tokens_ += uint64_t(o.cached_tokens);
+  completion_tokens_ += uint64_t(o.completion_tokens);
+  if (o.prefill_ns > 0) {
+    prefill_tokens_ += uint64_t(o.reread_tokens);
+    prefill_ns_ += o.prefill_ns;
+    last_prefill_tps_ = double(o.reread_tokens) / (double(o.prefill_ns) * 1e-9);
+  }
+  // The first token comes from the prefill's logits; every later one costs a decode step.
+  const int64_t steps = o.completion_tokens > 1 ? o.completion_tokens - 1 : 0;
+  if (o.decode_ns > 0 && steps > 0) {
+    decode_steps_ += uint64_t(steps);
+    decode_ns_ += o.decode_ns;
+    last_decode_tps_ = double(steps) / (double(o.decode_ns) * 1e-9);
+  }
+  if (o.first_token_ns > 0) {
+    const double s = double(o.first_token_ns) * 1e-9;
+    for (size_t i = 0; i < kTtftBuckets.size(); ++i) {
+      if (s <= kTtftBuckets[i]) ++ttft_buckets_[i];
+    }
+    ++ttft_count_;
+    ttft_sum_s_ += s;
+  }
+}
+
+std::string Metrics::render(const QueueGauges& queue) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string out;
+  header(&out, "anchorage_requests_total", "counter",
+         "HTTP requests answered, by route and status.");
+  for (const auto& [key, n] : requests_) {
+    append(&out, "anchorage_requests_total{route=\"%s\",status=\"%d\"} %llu\n", key.first.c_str(),
+           key.second, (unsigned long long)n);
+  }
+  header(&out, "anchorage_queue_full_total", "counter", "Requests refused with 429: queue full.");
+  append(&out, "anchorage_queue_full_total %llu\n", (unsigned long long)queue_full_);
+  header(&out, "anchorage_generations_total", "counter", "Generations ended, by how they ended.");
+  for (size_t i = 0; i < jobs_by_end_.size(); ++i) {
+    append(&out, "anchorage_generations_total{end=\"%s\"} %llu\n", job_end_name(JobEnd(i)),
+           (unsigned long long)jobs_by_end_[i]);
+  }
+  header(&out, "anchorage_prompt_tokens_total", "counter", "Prompt tokens of every request.");
+  append(&out, "anchorage_prompt_tokens_total %llu\n", (unsigned long long)prompt_tokens_);
+  header(&out, "anchorage_cached_tokens_total", "counter", "Prompt tokens served by a cache.");
+  append(&out, "anchorage_cached_tokens_total %llu\n", (unsigned long long)cached_tokens_);
+  header(&out, "anchorage_completion_tokens_total", "counter", "Tokens generated.");
+  append(&out, "anchorage_completion_tokens_total %llu\n", (unsigned long long)completion_tokens_);
+  header(&out, "anchorage_prefill_tokens_total", "counter", "Prompt tokens read by a prefill.");
+  append(&out, "anchorage_prefill_tokens_total %llu\n", (unsigned long long)prefill_tokens_);
+  header(&out, "anchorage_prefill_seconds_total", "counter", "Time spent in prefills.");
+  append(&out, "anchorage_prefill_seconds_total %.6f\n", double(prefill_ns_) * 1e-9);
+  header(&out, "anchorage_decode_steps_total", "counter", "Decode steps (tokens after the first).");
+  append(&out, "anchorage_decode_steps_total %llu\n", (unsigned long long)decode_steps_);
+  header(&out, "anchorage_decode_seconds_total", "counter", "Time spent in decode loops.");
+  append(&out, "anchorage_decode_seconds_total %.6f\n", double(decode_ns_) * 1e-9);
+  header(&out, "anchorage_prefill_tokens_per_second", "gauge", "Prefill rate of the last request.");
+  append(&out, "anchorage_prefill_tokens_per_second %.3f\n", last_prefill_tps_);
+  header(&out, "anchorage_decode_tokens_per_second", "gauge", "Decode rate of the last request.");
+  append(&out, "anchorage_decode_tokens_per_second %.3f\n", last_decode_tps_);
+  header(&out, "anchorage_time_to_first_token_seconds", "histogram",
+         "From submission to the first sampled token (queue wait and prefill included).");
+  for (size_t i = 0; i < kTtftBuckets.size(); ++i) {
+    append(&out, "anchorage_time_to_first_token_seconds_bucket{le=\"%g\"} %llu\n", kTtftBuckets[i],
+           (unsigned long long)ttft_buckets_[i]);
+  }
+  append(&out, "anchorage_time_to_first_token_seconds_bucket{le=\"+Inf\"} %llu\n",
+         (unsigned long long)ttft_count_);
+  append(&out, "anchorage_time_to_first_token_seconds_sum %.6f\n", ttft_sum_s_);
+  append(&out, "anchorage_time_to_first_token_seconds_count %llu\n",
+         (unsigned long long)ttft_count_);
+  header(&out, "anchorage_queue_depth", "gauge", "Requests waiting for the engine.");
+  append(&out, "anchorage_queue_depth %zu\n", queue.depth);
+  header(&out, "anchorage_queue_capacity", "gauge", "Requests that may wait before a 429.");
+  append(&out, "anchorage_queue_capacity %zu\n", queue.capacity);
+  header(&out, "anchorage_engine_busy", "gauge", "1 while a request runs on the engine.");
+  append(&out, "anchorage_engine_busy %d\n", queue.running ? 1 : 0);
+  return out;
+}
+
+}  // namespace anchorage::server

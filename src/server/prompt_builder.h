@@ -1,0 +1,26 @@
+// build_prompt: a checked request's prompt as token ids — chat: the Qwen3 chat template
+// (text::render_qwen3_prompt) then the tokenizer; completions: the tokenizer, or the ids as
+// sent — measured against the model: ids inside the vocabulary, a prompt that is not empty
+// and fits the context (400 "context_length_exceeded" naming messages / prompt otherwise).
+//
+// Thread safety: pure function; runs on an HTTP thread (the tokenizer is thread-safe).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "server/api_error.h"
+#include "server/completion_request.h"
+
+namespace anchorage::text {
+class Tokenizer;
+}
+
+namespace anchorage::server {
+
+std::optional<ApiError> build_prompt(const CompletionRequest& request,
+                                     const text::Tokenizer& tokenizer, int64_t vocab_size,
+                                     int64_t capacity, std::vector<int32_t>* ids);
+
+}  // namespace anchorage::server

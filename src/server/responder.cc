@@ -1,0 +1,156 @@
+#include "server/responder.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "server/sse.h"
+
+namespace anchorage::server {
+namespace {
+
+constexpr std::string_view kJsonType = "application/json";
+
+// The error a job that did not finish normally reports, or nullopt.
+std::optional<ApiError> outcome_error(const JobOutcome& o) {
+  if (o.end == JobEnd::kFailed) return internal_error("the generation failed");
+  if (o.end == JobEnd::kCancelled && !o.status.is_ok()) return shutting_down_error();
+  return std::nullopt;
+}
+
+// The state of one SSE answer; httplib calls pump() until it calls sink.done() or fails.
+class SseAnswer {
+ public:
+  SseAnswer(Service& svc, std::shared_ptr<TokenStream> stream, AnswerPlan plan)
+      : svc_(svc),
+        stream_(std::move(stream)),
+        plan_(std::move(plan)),
+        builder_(svc.tokenizer, plan_.choice) {}
+
+  bool pump(httplib::DataSink& sink) {
+    if (!opened_) {
+      opened_ = true;
+      // The chat role chunk goes out at once: the client sees its headers and a first event
+      // before the prefill ends.
+      if (plan_.meta.endpoint == Endpoint::kChat) return emit_chunk(sink, ChoiceDelta{}, true, "");
+    }
+    events_.clear();
+    JobOutcome outcome;
+    const bool done =
+        stream_->wait(std::chrono::milliseconds(svc_.options.sse_ping_ms), &events_, &outcome);
+    for (const TokenEvent& e : events_) {
+      builder_.add(e, &pending_);
+      if (pending_.has_output() && !flush_pending(sink)) return false;
+    }
+    if (!done) {
+      if (events_.empty() && !write(sink, kSsePing)) return false;
+      return true;
+    }
+    return finish(sink, outcome);
+  }
+
+  void release(bool success) {
+    if (!success) stream_->cancel();
+    svc_.responses.end();
+  }
+
+ private:
+  bool write(httplib::DataSink& sink, std::string_view data) {
+    if (sink.write(data.data(), data.size())) return true;
+    stream_->cancel();  // the client is gone: stop the engine at its next token
+    return false;
+  }
+
+  bool emit_chunk(httplib::DataSink& sink, const ChoiceDelta& delta, bool first,
+                  std::string_view finish) {
+    const Json chunk =
+        render_chunk(plan_.meta, svc_.tokenizer, delta, first, finish, &text_offset_);
+    return write(sink, sse_event(dump_json(chunk)));
+  }
+
+  bool flush_pending(httplib::DataSink& sink) {
+    const bool ok = emit_chunk(sink, pending_, false, "");
+    pending_ = ChoiceDelta{};
+    return ok;
+  }
+
+  bool finish(httplib::DataSink& sink, const JobOutcome& outcome) {
+    if (auto error = outcome_error(outcome)) {
+      // Headers are out: OpenAI's way is an error object as a data event.
+      if (!write(sink, sse_event(render_error_body(*error)))) return false;
+    } else if (outcome.end != JobEnd::kCancelled) {
+      builder_.finish(&pending_);
+      if (pending_.has_output() && !flush_pending(sink)) return false;
+      const std::string_view reason = finish_reason(outcome.end, builder_.saw_tool_calls());
+      if (!emit_chunk(sink, pending_, false, reason)) return false;  // leftover logprobs
+      if (plan_.meta.include_usage) {
+        const Json usage = render_usage_chunk(plan_.meta, render_usage(outcome, plan_.session));
+        if (!write(sink, sse_event(dump_json(usage)))) return false;
+      }
+    }
+    if (!write(sink, kSseDone)) return false;
+    sink.done();
+    return true;
+  }
+
+  Service& svc_;
+  std::shared_ptr<TokenStream> stream_;
+  AnswerPlan plan_;
+  ChoiceBuilder builder_;
+  ChoiceDelta pending_;
+  std::vector<TokenEvent> events_;
+  int64_t text_offset_ = 0;
+  bool opened_ = false;
+};
+
+}  // namespace
+
+void answer_error(const Service& svc, httplib::Response& res, const ApiError& error) {
+  res.status = error.http_status;
+  if (error.http_status == 429 || error.http_status == 503) {
+    res.set_header("Retry-After", std::to_string(svc.options.retry_after_seconds));
+  }
+  res.set_content(render_error_body(error), std::string(kJsonType));
+}
+
+void answer_streamed(Service& svc, httplib::Response& res, std::shared_ptr<TokenStream> stream,
+                     AnswerPlan plan) {
+  auto answer = std::make_shared<SseAnswer>(svc, std::move(stream), std::move(plan));
+  res.status = 200;
+  res.set_header("Cache-Control", "no-cache");
+  // Asks reverse proxies (nginx) not to buffer the stream.
+  res.set_header("X-Accel-Buffering", "no");
+  res.set_chunked_content_provider(
+      std::string(kSseContentType),
+      [answer](size_t, httplib::DataSink& sink) { return answer->pump(sink); },
+      [answer](bool success) { answer->release(success); });
+}
+
+void answer_whole(Service& svc, httplib::Response& res, TokenStream& stream, AnswerPlan plan) {
+  ChoiceBuilder builder(svc.tokenizer, plan.choice);
+  ChoiceDelta choice;
+  std::vector<TokenEvent> events;
+  JobOutcome outcome;
+  while (true) {
+    events.clear();
+    const bool done =
+        stream.wait(std::chrono::milliseconds(svc.options.sse_ping_ms), &events, &outcome);
+    for (const TokenEvent& e : events) builder.add(e, &choice);
+    if (done) break;
+  }
+  if (auto error = outcome_error(outcome)) {
+    answer_error(svc, res, *error);
+  } else {
+    builder.finish(&choice);
+    const std::string_view reason = finish_reason(outcome.end, builder.saw_tool_calls());
+    const Json body = render_response(plan.meta, svc.tokenizer, choice, plan.choice.logprobs,
+                                      reason, render_usage(outcome, plan.session));
+    res.status = 200;
+    res.set_content(dump_json(body), std::string(kJsonType));
+  }
+  svc.responses.end();
+}
+
+}  // namespace anchorage::server

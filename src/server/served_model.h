@@ -1,0 +1,44 @@
+// ServedModel: the model the server runs — the tokenizer, one Engine over a qwen35 model with
+// random weights from a preset (real weights come with GGUF loading, later), and the stop ids.
+// The preset's vocabulary is padded to cover the tokenizer, so every id the tokenizer makes
+// is a row of the embedding (the `tiny` preset has 512 ids; Qwen3's tokenizer 151,669).
+//
+// Thread safety: the tokenizer is shared by every HTTP thread (const, thread-safe); the
+// engine belongs to the engine queue's thread once the server runs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/status.h"
+#include "engine/engine.h"
+#include "text/tokenizer.h"
+
+namespace anchorage::server {
+
+struct ModelSpec {
+  std::string preset = "small";  // model/qwen35/config.h presets
+  uint64_t seed = 1;             // of the random weights
+  core::DType weight_dtype = core::DType::kF32;
+  core::DType kv_dtype = core::DType::kF32;
+  int64_t capacity = 32768;    // context tokens (opencode's traces ask for a 32k window)
+  int threads = 0;             // engine threads; 0 = every hardware thread
+  std::string tokenizer_json;  // path of the HF tokenizer.json
+};
+
+struct ServedModel {
+  std::unique_ptr<text::Tokenizer> tokenizer;
+  std::unique_ptr<engine::Engine> engine;
+  std::vector<int32_t> stop_ids;  // <|im_end|>, <|endoftext|> (those the tokenizer has)
+  int64_t vocab_size = 0;         // the model's, after padding
+  int64_t load_ns = 0;            // time to build it (logged at start)
+};
+
+// Errors: the tokenizer file (NotFound / parse errors), an unknown preset, invalid options, or
+// a tokenizer with neither stop token.
+core::Result<ServedModel> load_served_model(const ModelSpec& spec);
+
+}  // namespace anchorage::server

@@ -1,0 +1,34 @@
+// ServerOptions: how the HTTP server listens and how much it takes in (docs/http-api.md). A
+// value type, set once before the server starts and read-only afterwards.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace anchorage::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;  // 0: an ephemeral port (tests)
+  // The id /v1/models lists and every response names. Requests may name any model: there is
+  // one, and agent clients send the name from their own config.
+  std::string model_name = "anchorage-small";
+  // Requests waiting for the engine, the running one not counted; one more gets 429.
+  size_t queue_capacity = 8;
+  // Request bodies above this get 413. The largest opencode body in the traces is 33 KB; an
+  // agent conversation near a 128k-token context is a few MB.
+  size_t max_body_bytes = size_t(16) << 20;
+  // max_tokens when a request names none (the context's end bounds it as well).
+  int64_t default_max_tokens = 4096;
+  // Seconds a 429 or 503 asks the client to wait (Retry-After).
+  int retry_after_seconds = 1;
+  // A streamed response writes an SSE comment this often while it has nothing else to say
+  // (a long prefill): it keeps proxies from timing out and finds a client that went away.
+  int sse_ping_ms = 1000;
+  // HTTP worker threads; 0 = queue_capacity + 8 (every queued request holds one while it
+  // waits, and /health, /metrics and idle keep-alive connections need a few more).
+  int http_threads = 0;
+};
+
+}  // namespace anchorage::server

@@ -1,0 +1,60 @@
+#include "server/session.h"
+
+namespace anchorage::server {
+
+uint64_t SessionKey::hash() const {
+  // FNV-1a 64: a stable label for logs, not a security boundary.
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const unsigned char c : id) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::string_view session_source_name(SessionKey::Source source) {
+  switch (source) {
+    case SessionKey::Source::kBody:
+      return "body";
+    case SessionKey::Source::kHeader:
+      return "header";
+    case SessionKey::Source::kNone:
+      break;
+  }
+  return "none";
+}
+
+namespace {
+
+std::optional<ApiError> check_key(std::string_view key, std::string_view field) {
+  if (key.empty()) return field_error(std::string(field), "must not be empty");
+  if (key.size() > kMaxSessionKeyBytes) {
+    return field_error(std::string(field),
+                       "must be at most " + std::to_string(kMaxSessionKeyBytes) + " bytes");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ApiError> resolve_session(const nlohmann::ordered_json& body,
+                                        std::optional<std::string_view> header, SessionKey* out) {
+  *out = SessionKey{};
+  const auto it = body.find(kSessionBodyField);
+  if (it != body.end() && !it->is_null()) {
+    if (!it->is_string()) {
+      return field_error(std::string(kSessionBodyField), "must be a string", "invalid_type");
+    }
+    const auto& key = it->get_ref<const std::string&>();
+    if (auto e = check_key(key, kSessionBodyField)) return e;
+    *out = SessionKey{SessionKey::Source::kBody, key};
+    return std::nullopt;
+  }
+  if (header) {
+    if (auto e = check_key(*header, kSessionHeader)) return e;
+    *out = SessionKey{SessionKey::Source::kHeader, std::string(*header)};
+  }
+  return std::nullopt;
+}
+
+}  // namespace anchorage::server

@@ -1,0 +1,44 @@
+// TokenStream: the channel between the engine thread (producer) and the HTTP thread that
+// answers one request (consumer): the job's TokenEvents in order, then its JobOutcome. The
+// consumer may cancel at any time (client gone, stop); the engine thread reads the flag after
+// every token and stops at once.
+//
+// Thread safety: push/finish from the engine thread, wait/cancel from the HTTP thread; all
+// methods take the internal mutex. Shared by both sides through a shared_ptr.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <vector>
+
+#include "server/generation_job.h"
+
+namespace anchorage::server {
+
+class TokenStream {
+ public:
+  // --- engine thread ---
+  void push(TokenEvent event);
+  void finish(JobOutcome outcome);
+  bool cancelled() const { return cancelled_.load(std::memory_order_acquire); }
+
+  // --- HTTP thread ---
+  void cancel() { cancelled_.store(true, std::memory_order_release); }
+  // Waits up to `timeout` for events or the outcome. Moves the events that arrived into
+  // *events (appending) and returns true once the outcome is in *outcome (after the last
+  // event); false on a timeout or with only events.
+  bool wait(std::chrono::milliseconds timeout, std::vector<TokenEvent>* events,
+            JobOutcome* outcome);
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<TokenEvent> events_;
+  bool finished_ = false;
+  JobOutcome outcome_;
+  std::atomic<bool> cancelled_{false};
+};
+
+}  // namespace anchorage::server

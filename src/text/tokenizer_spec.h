@@ -1,0 +1,46 @@
+// TokenizerSpec: what a Hugging Face tokenizer.json says, checked and reduced to the parts a
+// byte-level BPE tokenizer needs. parse_tokenizer_json() fills it; Tokenizer::create() builds
+// the tables from it (tests also build small ones by hand).
+//
+// Supported (everything else is a clear Unsupported error, never a silent difference):
+//   normalizer     null | NFC | Sequence of NFC
+//   pre_tokenizer  Sequence[Split{Regex, Isolated, invert false}, ByteLevel{use_regex false,
+//                  add_prefix_space false}] | ByteLevel{use_regex true} (the GPT-2 split) |
+//                  Split{...} alone
+//   model          BPE without dropout, byte fallback, unk, prefix or suffix; vocab keys in the
+//                  byte-level alphabet; merges as "a b" strings or ["a", "b"] pairs
+//   decoder        null | ByteLevel;   post_processor null | ByteLevel (adds nothing)
+//   added_tokens   without lstrip, rstrip or single_word
+// Plain data; no threading concerns.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+
+namespace anchorage::text {
+
+struct AddedTokenSpec {
+  std::string content;  // matched and decoded as these bytes
+  int32_t id = 0;
+  bool special = false;  // decode(..., skip_special_tokens) drops it
+};
+
+struct TokenizerSpec {
+  std::vector<std::string> token_bytes;             // by id, raw bytes; "" = no such id
+  std::vector<std::pair<int32_t, int32_t>> merges;  // by rank
+  std::vector<AddedTokenSpec> added_tokens;
+  std::string split_pattern;   // the pre-tokenizer regex; "" = the whole text is one piece
+  bool nfc = false;            // the NFC normalizer
+  bool ignore_merges = false;  // a piece that is a whole token skips the merges
+};
+
+// Parses the text of a tokenizer.json. InvalidArgument for malformed JSON or a field of the
+// wrong shape (the message names the field), Unsupported for a feature we do not implement.
+core::Result<TokenizerSpec> parse_tokenizer_json(std::string_view json_text);
+
+}  // namespace anchorage::text

@@ -1,0 +1,31 @@
+# The request-parser fuzzer (docs/style.md §8). tests/fuzz/CMakeLists.txt is its own project,
+# built with clang through ExternalProject; ctest runs the binary for a bounded time, seeded
+# with the trace bodies (tests/corpus/chat_requests/) and tests/corpus/request_parser/ (saved
+# inputs, and every crasher once fixed).
+find_program(ANCHORAGE_CLANGXX NAMES clang++ clang++-14)
+if(NOT ANCHORAGE_CLANGXX)
+  message(WARNING "clang++ not found: the request-parser fuzzer is not built (scripts/deps.sh)")
+  return()
+endif()
+
+include(ExternalProject)
+set(_fuzz_build ${CMAKE_CURRENT_BINARY_DIR}/fuzz)
+ExternalProject_Add(request_parser_fuzzer
+  SOURCE_DIR ${CMAKE_CURRENT_LIST_DIR}
+  BINARY_DIR ${_fuzz_build}
+  CMAKE_ARGS -DCMAKE_CXX_COMPILER=${ANCHORAGE_CLANGXX} -DCMAKE_BUILD_TYPE=RelWithDebInfo
+             -DANCHORAGE_SOURCE_DIR=${CMAKE_SOURCE_DIR}
+  BUILD_ALWAYS ON  # the sub-build decides what changed
+  INSTALL_COMMAND "")
+
+set(_fuzz_seconds 30)
+set(_fuzz_work ${CMAKE_CURRENT_BINARY_DIR}/request_parser_fuzz_corpus)
+# The first directory collects what the run finds (scratch, in the build tree); the others
+# are the committed seeds, only read.
+add_test(NAME request_parser_fuzz
+         COMMAND sh -c "mkdir -p '${_fuzz_work}' && '${_fuzz_build}/request_parser_fuzzer' \
+-max_total_time=${_fuzz_seconds} -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+-dict='${CMAKE_CURRENT_LIST_DIR}/json.dict' -artifact_prefix='${CMAKE_CURRENT_BINARY_DIR}/' \
+'${_fuzz_work}' '${CMAKE_SOURCE_DIR}/tests/corpus/chat_requests' \
+'${CMAKE_SOURCE_DIR}/tests/corpus/request_parser'")
+set_tests_properties(request_parser_fuzz PROPERTIES TIMEOUT 180)

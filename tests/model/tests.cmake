@@ -1,0 +1,25 @@
+# The NumPy reference check of the qwen35 model (tests/model/numpy_ref/): dump_tiny writes the
+# tiny model's HF-convention weights and its logits/state, qwen35_ref.py recomputes them in
+# float64 from the spec. The dumper links the model library only (plus the .npy writer), so it
+# does not wait on the engine or text layers.
+add_executable(qwen35_dump_tiny ${CMAKE_CURRENT_LIST_DIR}/numpy_ref/dump_tiny.cc
+                                ${CMAKE_CURRENT_SOURCE_DIR}/support/npy_writer.cc)
+target_include_directories(qwen35_dump_tiny PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(qwen35_dump_tiny PRIVATE anchorage_model)
+
+# Debian's interpreter, which has python3-numpy (a pyenv python3 earlier on PATH may not).
+find_program(ANCHORAGE_NUMPY_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(ANCHORAGE_NUMPY_PYTHON)
+  set(_ref ${CMAKE_CURRENT_LIST_DIR}/numpy_ref/qwen35_ref.py)
+  foreach(mode compare self_check)
+    set(_dir ${CMAKE_CURRENT_BINARY_DIR}/numpy_ref_${mode})
+    set(_flag "")
+    if(mode STREQUAL "self_check")
+      set(_flag "--self-check")
+    endif()
+    add_test(NAME qwen35_numpy_ref_${mode}
+             COMMAND sh -c "rm -rf '${_dir}' && mkdir -p '${_dir}' && \
+'$<TARGET_FILE:qwen35_dump_tiny>' '${_dir}' && '${ANCHORAGE_NUMPY_PYTHON}' '${_ref}' '${_dir}' ${_flag}")
+    set_tests_properties(qwen35_numpy_ref_${mode} PROPERTIES TIMEOUT 120)
+  endforeach()
+endif()

@@ -1,0 +1,194 @@
+// The HTTP routes end to end on the tiny model: /v1/models, /v1/models/{id}, /health,
+// /metrics, unknown routes, non-streamed chat and completions (text and token ids) with their
+// usage, sessions from the body or the header, and greedy determinism with logprobs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "server_harness.h"
+
+namespace anchorage::server::testing {
+namespace {
+
+TEST(HttpRoutes, InfoRoutes) {
+  ServerHarness h;
+  ASSERT_TRUE(h.ok());
+  auto c = h.client();
+  auto r = c.Get("/v1/models");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  Json j = parse_json(r->body);
+  EXPECT_EQ(j["object"], "list");
+  EXPECT_EQ(j["data"][0]["id"], "anchorage-tiny");
+
+  r = c.Get("/v1/models/anchorage-tiny");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(parse_json(r->body)["object"], "model");
+  r = c.Get("/v1/models/gpt-9");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(parse_json(r->body)["error"]["code"], "model_not_found");
+
+  r = c.Get("/health");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(parse_json(r->body)["status"], "ok");
+
+  r = c.Get("/v1/nothing");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  j = parse_json(r->body);
+  EXPECT_EQ(j["error"]["type"], "invalid_request_error");
+  EXPECT_EQ(j["error"]["code"], "unknown_url");
+
+  r = c.Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("Content-Type").rfind("text/plain", 0), 0u);
+  EXPECT_NE(r->body.find("anchorage_requests_total{route=\"/v1/models\",status=\"200\"} 1"),
+            std::string::npos);
+  EXPECT_NE(r->body.find("anchorage_requests_total{route=\"other\",status=\"404\"} 1"),
+            std::string::npos);
+  EXPECT_NE(r->body.find("anchorage_queue_depth 0"), std::string::npos);
+}
+
+TEST(HttpRoutes, ChatCompletionWhole) {
+  ServerHarness h;
+  ASSERT_TRUE(h.ok());
+  Json body = chat_body("Say hello.", 6);
+  body["prompt_cache_key"] = "conv-42";
+  auto r = h.post("/v1/chat/completions", body.dump());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+  const Json j = parse_json(r->body);
+  EXPECT_EQ(j["object"], "chat.completion");
+  EXPECT_EQ(j["id"].get<std::string>().rfind("chatcmpl-", 0), 0u);
+  EXPECT_EQ(j["model"], "anchorage-tiny");
+  const Json& choice = j["choices"][0];
+  EXPECT_EQ(choice["index"], 0);
+  EXPECT_EQ(choice["message"]["role"], "assistant");
+  EXPECT_TRUE(choice["logprobs"].is_null());
+  const std::string finish = choice["finish_reason"];
+  EXPECT_TRUE(finish == "length" || finish == "stop") << finish;
+  const Json& u = j["usage"];
+  EXPECT_GT(u["prompt_tokens"].get<int>(), 5);
+  EXPECT_LE(u["completion_tokens"].get<int>(), 6);
+  EXPECT_EQ(u["total_tokens"], u["prompt_tokens"].get<int>() + u["completion_tokens"].get<int>());
+  EXPECT_EQ(u["prompt_tokens_details"]["cached_tokens"], 0);
+  EXPECT_EQ(u["anchorage"]["cache"]["tier"], "none");
+  EXPECT_EQ(u["anchorage"]["cache"]["source"], "cold");
+  EXPECT_EQ(u["anchorage"]["cache"]["reread"], u["prompt_tokens"]);
+  EXPECT_EQ(u["anchorage"]["session"], "body");
+
+  // The header names the session when the body does not.
+  r = h.post("/v1/chat/completions", chat_body("x", 1).dump(), {{"X-Session-Id", "ses_1"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(parse_json(r->body)["usage"]["anchorage"]["session"], "header");
+}
+
+TEST(HttpRoutes, CompletionsTextAndTokenIds) {
+  ServerHarness h;
+  ASSERT_TRUE(h.ok());
+  Json body = Json{{"prompt", "The capital of France is"},
+                   {"max_tokens", 4},
+                   {"temperature", 0},
+                   {"logprobs", 2}};
+  auto r = h.post("/v1/completions", body.dump());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  Json j = parse_json(r->body);
+  EXPECT_EQ(j["object"], "text_completion");
+  EXPECT_EQ(j["id"].get<std::string>().rfind("cmpl-", 0), 0u);
+  const Json& lp = j["choices"][0]["logprobs"];
+  const size_t n = lp["tokens"].size();
+  EXPECT_EQ(int(n), j["usage"]["completion_tokens"].get<int>());
+  EXPECT_EQ(lp["token_logprobs"].size(), n);
+  EXPECT_EQ(lp["top_logprobs"].size(), n);
+  EXPECT_EQ(lp["text_offset"][0], 0);
+  std::string joined;
+  for (const auto& t : lp["tokens"]) joined += t.get<std::string>();
+  EXPECT_EQ(joined, j["choices"][0]["text"]);  // greedy text is the tokens' concatenation
+
+  // The same prompt as ids (from the tokenizer) gives the same completion.
+  const auto ids = h.model().tokenizer->encode("The capital of France is");
+  body["prompt"] = ids;
+  r = h.post("/v1/completions", body.dump());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const Json k = parse_json(r->body);
+  EXPECT_EQ(k["choices"][0]["text"], j["choices"][0]["text"]);
+  EXPECT_EQ(k["choices"][0]["logprobs"], j["choices"][0]["logprobs"]);
+  EXPECT_EQ(k["usage"]["prompt_tokens"], int(ids.size()));
+}
+
+// Greedy twice: the same tokens and the same logprob bits, whole and streamed.
+TEST(HttpRoutes, GreedyIsDeterministicWithLogprobs) {
+  ServerHarness h;
+  ASSERT_TRUE(h.ok());
+  Json body = chat_body("Count to ten.", 10);
+  body["logprobs"] = true;
+  body["top_logprobs"] = 3;
+  std::vector<Json> runs;
+  for (int i = 0; i < 2; ++i) {
+    auto r = h.post("/v1/chat/completions", body.dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    runs.push_back(parse_json(r->body)["choices"][0]["logprobs"]["content"]);
+  }
+  ASSERT_EQ(runs[0].size(), runs[1].size());
+  ASSERT_FALSE(runs[0].empty());
+  for (size_t i = 0; i < runs[0].size(); ++i) {
+    const Json& a = runs[0][i];
+    const Json& b = runs[1][i];
+    EXPECT_EQ(a["bytes"], b["bytes"]);
+    const float fa = float(a["logprob"].get<double>()), fb = float(b["logprob"].get<double>());
+    EXPECT_EQ(std::memcmp(&fa, &fb, sizeof(float)), 0);
+    EXPECT_EQ(a["top_logprobs"], b["top_logprobs"]);
+    ASSERT_EQ(a["top_logprobs"].size(), 3u);
+    // Greedy picks the most likely token: it leads its own alternatives.
+    EXPECT_EQ(a["top_logprobs"][0]["bytes"], a["bytes"]);
+    EXPECT_EQ(a["top_logprobs"][0]["logprob"], a["logprob"]);
+    EXPECT_LT(a["logprob"].get<double>(), 0.0);
+  }
+
+  // Streamed: the chunks' logprobs concatenate to the same list.
+  body["stream"] = true;
+  const auto s = h.post_streamed("/v1/chat/completions", body.dump());
+  ASSERT_EQ(s.status, 200);
+  Json streamed = Json::array();
+  for (const std::string& data : sse_data(s.body)) {
+    if (data == "[DONE]") continue;
+    const Json chunk = parse_json(data);
+    if (chunk["choices"].empty()) continue;
+    const Json& lp = chunk["choices"][0]["logprobs"];
+    if (lp.is_null()) continue;
+    for (const auto& e : lp["content"]) streamed.push_back(e);
+  }
+  EXPECT_EQ(streamed, runs[0]);
+}
+
+// Seeded sampling is reproducible; different seeds (almost surely) differ.
+TEST(HttpRoutes, SeededSamplingIsReproducible) {
+  ServerHarness h;
+  ASSERT_TRUE(h.ok());
+  Json body = chat_body("Write a poem.", 12);
+  body["temperature"] = 1.0;
+  body["top_p"] = 0.95;
+  body["top_k"] = 50;
+  body["min_p"] = 0.01;
+  body["seed"] = 1234;
+  body["logprobs"] = true;
+  auto a = h.post("/v1/chat/completions", body.dump());
+  auto b = h.post("/v1/chat/completions", body.dump());
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(a->status, 200) << a->body;
+  const Json ja = parse_json(a->body), jb = parse_json(b->body);
+  EXPECT_EQ(ja["choices"][0]["logprobs"], jb["choices"][0]["logprobs"]);
+  EXPECT_EQ(ja["choices"][0]["message"], jb["choices"][0]["message"]);
+}
+
+}  // namespace
+}  // namespace anchorage::server::testing

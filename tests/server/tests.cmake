@@ -1,0 +1,16 @@
+# The server tests link the server library (the layer loop links only the test support), and
+# the integration test drives a real `anchorage serve` with the official openai npm SDK.
+if(TARGET server_tests)
+  target_link_libraries(server_tests PRIVATE anchorage_server)
+endif()
+
+# scripts/deps.sh installs the pinned SDK into .cache/node; the test fails (not skips) when it
+# is missing, with a message saying so.
+find_program(ANCHORAGE_NODE node)
+if(ANCHORAGE_NODE)
+  add_test(NAME openai_sdk_integration
+           COMMAND ${ANCHORAGE_NODE} ${CMAKE_CURRENT_LIST_DIR}/openai_sdk_test.mjs
+                   $<TARGET_FILE:anchorage> ${ANCHORAGE_DATA_DIR}/qwen3
+                   ${CMAKE_SOURCE_DIR}/.cache/node/node_modules)
+  set_tests_properties(openai_sdk_integration PROPERTIES TIMEOUT 300)
+endif()

@@ -1,1 +1,0 @@
-// Test support code: see the headers in this folder.

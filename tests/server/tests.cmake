@@ -14,3 +14,7 @@ if(ANCHORAGE_NODE)
                    ${CMAKE_SOURCE_DIR}/.cache/node/node_modules)
   set_tests_properties(openai_sdk_integration PROPERTIES TIMEOUT 300)
 endif()
+
+add_test(NAME serve_flags COMMAND ${CMAKE_CURRENT_LIST_DIR}/serve_flags_test.sh
+                                  $<TARGET_FILE:anchorage>)
+set_tests_properties(serve_flags PROPERTIES TIMEOUT 60)

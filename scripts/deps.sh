@@ -14,6 +14,8 @@ PACKAGES=(
   clang-format
   libcpp-httplib-dev
   clang libclang-rt-14-dev
+  libxxhash-dev libzstd-dev
+  ccache
 )
 
 missing=()

@@ -10,6 +10,12 @@ std::string_view dtype_name(DType t) {
       return "bf16";
     case DType::kF16:
       return "f16";
+    case DType::kQ8_0:
+      return "q8_0";
+    case DType::kQ4_K:
+      return "q4_k";
+    case DType::kQ6_K:
+      return "q6_k";
   }
   return "?";
 }
@@ -21,6 +27,12 @@ bool parse_dtype(std::string_view s, DType* out) {
     *out = DType::kBF16;
   else if (s == "f16")
     *out = DType::kF16;
+  else if (s == "q8_0")
+    *out = DType::kQ8_0;
+  else if (s == "q4_k")
+    *out = DType::kQ4_K;
+  else if (s == "q6_k")
+    *out = DType::kQ6_K;
   else
     return false;
   return true;

@@ -7,10 +7,54 @@
 
 namespace anchorage::core {
 
-enum class DType : uint8_t { kF32 = 0, kBF16 = 1, kF16 = 2 };
+// Plain types (f32, bf16, f16) and the block-quantized weight types of GGUF files (Q8_0,
+// Q4_K, Q6_K: docs/gguf.md). Quantized types hold weights only, never state.
+enum class DType : uint8_t { kF32 = 0, kBF16 = 1, kF16 = 2, kQ8_0 = 3, kQ4_K = 4, kQ6_K = 5 };
 
+inline bool dtype_is_quantized(DType t) {
+  return t == DType::kQ8_0 || t == DType::kQ4_K || t == DType::kQ6_K;
+}
+
+// Bytes of one element of a plain type; 0 for a quantized type (use the block sizes below).
 inline int64_t dtype_size(DType t) {
-  return t == DType::kF32 ? 4 : 2;
+  switch (t) {
+    case DType::kF32:
+      return 4;
+    case DType::kBF16:
+    case DType::kF16:
+      return 2;
+    default:
+      return 0;
+  }
+}
+
+// Elements per block and bytes per block (a plain type is a block of one element).
+inline int64_t dtype_block_elements(DType t) {
+  switch (t) {
+    case DType::kQ8_0:
+      return 32;
+    case DType::kQ4_K:
+    case DType::kQ6_K:
+      return 256;
+    default:
+      return 1;
+  }
+}
+inline int64_t dtype_block_bytes(DType t) {
+  switch (t) {
+    case DType::kQ8_0:
+      return 34;  // f16 scale + 32 int8
+    case DType::kQ4_K:
+      return 144;  // f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128 bytes of nibbles
+    case DType::kQ6_K:
+      return 210;  // 128 low nibbles, 64 high 2-bit pairs, 16 int8 scales, f16 d
+    default:
+      return dtype_size(t);
+  }
+}
+// Bytes of n elements (n a multiple of the block size for a quantized type).
+inline int64_t dtype_row_bytes(DType t, int64_t n) {
+  return n / dtype_block_elements(t) * dtype_block_bytes(t);
 }
 std::string_view dtype_name(DType t);
 bool parse_dtype(std::string_view s, DType* out);

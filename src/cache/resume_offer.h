@@ -1,0 +1,21 @@
+// ResumeOffer: what one tier can do for a prompt — the position it could resume at, where from,
+// and what the restore costs — so the Planner can compare tiers without knowing them.
+// A value type.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace anchorage::cache {
+
+struct ResumeOffer {
+  int64_t resume_at = 0;             // prompt tokens the restored state covers (0: nothing)
+  std::string_view tier = "none";    // resident | ram_park | ram_snapshot | none (usage, peek)
+  std::string_view source = "cold";  // anchor | end | pin | park | store | cold
+  int64_t restore_bytes = 0;         // bytes the restore copies (the planner's cost of taking it)
+  int64_t tag = 0;                   // tier-private: which anchor / entry the offer means
+
+  bool useful() const { return resume_at > 0; }
+};
+
+}  // namespace anchorage::cache

@@ -1,0 +1,118 @@
+#include "cache/state_copy.h"
+
+#include <cstring>
+
+#include "core/check.h"
+
+namespace anchorage::cache {
+
+namespace {
+
+bool same_spec(const core::TensorSpec& a, const core::TensorSpec& b) {
+  return a.name == b.name && a.dtype == b.dtype && a.shape == b.shape &&
+         a.token_axis == b.token_axis;
+}
+
+}  // namespace
+
+bool same_layout(const core::StateLayout& a, const core::StateLayout& b) {
+  if (a.sections.size() != b.sections.size() || a.views.size() != b.views.size()) return false;
+  for (size_t i = 0; i < a.sections.size(); ++i)
+    if (!same_spec(a.sections[i], b.sections[i])) return false;
+  for (size_t i = 0; i < a.views.size(); ++i)
+    if (!same_spec(a.views[i], b.views[i])) return false;
+  return true;
+}
+
+SectionCopy SectionCopy::capture(engine::Engine& engine) {
+  engine.settle();
+  const core::StateLayout& layout = engine.layout();
+  SectionCopy c;
+  c.position_ = engine.length();
+  c.parts_.reserve(layout.sections.size());
+  for (size_t i = 0; i < layout.sections.size(); ++i) {
+    const int64_t n = layout.sections[i].bytes();
+    core::AlignedBuffer buf(size_t(n));
+    std::memcpy(buf.data(), engine.section_data(i), size_t(n));
+    c.parts_.push_back(std::move(buf));
+    c.bytes_ += n;
+  }
+  return c;
+}
+
+core::Status SectionCopy::write_back(engine::Engine& engine) const {
+  const core::StateLayout& layout = engine.layout();
+  if (layout.sections.size() != parts_.size())
+    return core::Status::invalid_argument("section copy: the engine's layout differs");
+  for (size_t i = 0; i < parts_.size(); ++i) {
+    if (int64_t(parts_[i].size()) != layout.sections[i].bytes())
+      return core::Status::invalid_argument("section copy: the engine's layout differs");
+  }
+  for (size_t i = 0; i < parts_.size(); ++i)
+    std::memcpy(engine.section_data(i), parts_[i].data(), parts_[i].size());
+  return core::Status::ok();
+}
+
+bool SectionCopy::same_bytes(const SectionCopy& other) const {
+  if (parts_.size() != other.parts_.size()) return false;
+  for (size_t i = 0; i < parts_.size(); ++i) {
+    if (parts_[i].size() != other.parts_[i].size() ||
+        std::memcmp(parts_[i].data(), other.parts_[i].data(), parts_[i].size()) != 0)
+      return false;
+  }
+  return true;
+}
+
+RowCopy RowCopy::capture(engine::Engine& engine, int64_t begin, int64_t end) {
+  ANCHORAGE_CHECK(0 <= begin && begin <= end && end <= engine.capacity());
+  engine.settle();
+  const core::StateLayout& layout = engine.layout();
+  RowCopy c;
+  c.begin_ = begin;
+  c.end_ = end;
+  c.parts_.reserve(layout.views.size());
+  for (size_t i = 0; i < layout.views.size(); ++i) {
+    const core::TensorSpec& spec = layout.views[i];
+    const int64_t n = (end - begin) * spec.bytes_per_token();
+    core::AlignedBuffer buf(size_t(n));
+    if (n > 0) core::copy_rows_out(spec, engine.view_data(i), begin, end, buf.data());
+    c.parts_.push_back(std::move(buf));
+    c.bytes_ += n;
+  }
+  return c;
+}
+
+core::Status RowCopy::write_back(engine::Engine& engine) const {
+  return write_back(engine, begin_, end_);
+}
+
+core::Status RowCopy::write_back(engine::Engine& engine, int64_t a, int64_t b) const {
+  const core::StateLayout& layout = engine.layout();
+  if (a < begin_ || b > end_ || a > b)
+    return core::Status::invalid_argument("row copy: rows outside the copy");
+  if (b > engine.capacity()) return core::Status::invalid_argument("row copy: past capacity");
+  if (layout.views.size() != parts_.size())
+    return core::Status::invalid_argument("row copy: the engine's layout differs");
+  for (size_t i = 0; i < parts_.size(); ++i) {
+    if (int64_t(parts_[i].size()) != (end_ - begin_) * layout.views[i].bytes_per_token())
+      return core::Status::invalid_argument("row copy: the engine's layout differs");
+  }
+  if (a == b) return core::Status::ok();
+  for (size_t i = 0; i < parts_.size(); ++i) {
+    const core::TensorSpec& spec = layout.views[i];
+    // The packed copy of [begin, end) holds [a, b) as a sub-block of every run.
+    const int64_t runs = spec.outer_runs();
+    const int64_t row = spec.inner_row_bytes();
+    const int64_t n_copy = end_ - begin_;
+    const uint8_t* src = static_cast<const uint8_t*>(parts_[i].data());
+    uint8_t* live = static_cast<uint8_t*>(engine.view_data(i));
+    const int64_t cap = spec.capacity();
+    for (int64_t r = 0; r < runs; ++r) {
+      std::memcpy(live + (r * cap + a) * row, src + (r * n_copy + (a - begin_)) * row,
+                  size_t((b - a) * row));
+    }
+  }
+  return core::Status::ok();
+}
+
+}  // namespace anchorage::cache

@@ -1,0 +1,70 @@
+// SectionCopy and RowCopy: a cache's own copies of an engine's state, taken and written back
+// through the state contract only (architecture.md §3): layout(), settle(), the raw section
+// and view buffers and resume_at(). Every tier stores these and nothing model-specific.
+//
+// - A SectionCopy holds every section whole: an anchor (the recurrent state at one position).
+// - A RowCopy holds rows [begin, end) of every view, packed along each view's token axis.
+//
+// Capturing calls engine.settle() first, as the contract requires. Value types; an Engine is
+// touched only on its own thread (the engine thread).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/aligned_buffer.h"
+#include "core/status.h"
+#include "engine/engine.h"
+
+namespace anchorage::cache {
+
+class SectionCopy {
+ public:
+  SectionCopy() = default;
+  // The engine's sections as they are now, at `position` (the engine's length).
+  static SectionCopy capture(engine::Engine& engine);
+
+  bool empty() const { return parts_.empty(); }
+  int64_t position() const { return position_; }
+  int64_t bytes() const { return bytes_; }
+  // Writes every section back (the views and the length are the caller's business).
+  // InvalidArgument when the engine's layout differs from the one captured.
+  core::Status write_back(engine::Engine& engine) const;
+  // Bit equality of the stored sections (tests, and a cheap "already kept" check).
+  bool same_bytes(const SectionCopy& other) const;
+  const void* part(size_t i) const { return parts_[i].data(); }
+
+ private:
+  int64_t position_ = 0;
+  int64_t bytes_ = 0;
+  std::vector<core::AlignedBuffer> parts_;  // one per layout section
+};
+
+class RowCopy {
+ public:
+  RowCopy() = default;
+  // Rows [begin, end) of every view; requires 0 <= begin <= end <= engine.capacity().
+  static RowCopy capture(engine::Engine& engine, int64_t begin, int64_t end);
+
+  bool empty() const { return end_ == begin_; }
+  int64_t begin() const { return begin_; }
+  int64_t end() const { return end_; }
+  int64_t bytes() const { return bytes_; }
+  // Writes rows [begin, end) back into the views; InvalidArgument on another layout.
+  core::Status write_back(engine::Engine& engine) const;
+  // Writes back only rows [a, b) ⊆ [begin, end).
+  core::Status write_back(engine::Engine& engine, int64_t a, int64_t b) const;
+  const void* part(size_t i) const { return parts_[i].data(); }
+
+ private:
+  int64_t begin_ = 0;
+  int64_t end_ = 0;
+  int64_t bytes_ = 0;
+  std::vector<core::AlignedBuffer> parts_;  // one per layout view, packed rows
+};
+
+// True when two layouts have the same sections and views (names, dtypes, shapes, axes):
+// what makes a copy from one engine valid for another.
+bool same_layout(const core::StateLayout& a, const core::StateLayout& b);
+
+}  // namespace anchorage::cache

@@ -1,4 +1,5 @@
-// engine_bench: prefill and decode speed of the `small` preset (f32 and bf16 weights) at
+// engine_bench: prefill and decode speed of the `small` preset (weights in any storage type:
+// f32, bf16, f16, q8_0, q4_k, q6_k; f32 and bf16 by default) at
 // several context lengths, the per-op time of one 1,024-token prefill chunk, and the decode
 // bound set by memory bandwidth (weight bytes / a copy bandwidth measured in the same run).
 // Prints ONE JSON document on stdout. decode_bound_copy_tok_s = memcpy bandwidth / weight
@@ -8,9 +9,18 @@
 // chunk line, so the chunking is the cold one), saves the sections, decodes greedily at C,
 // writes the sections back and resumes at C (the caches' restore path), then continues.
 //
+// Memory: rss_after_load_bytes (resident set once the model is built, the f32 init buffers
+// freed), peak_rss_bytes (VmHWM over this dtype's run: the peak is reset through
+// /proc/self/clear_refs before the model is built, so the bandwidth buffers and earlier dtypes
+// do not count; the random init's f32 tensors do) and max_rss_bytes (getrusage ru_maxrss, the
+// process's lifetime peak: the 256 MiB bandwidth buffers dominate it).
+//
 // Flags: --contexts 1024,8192,32768  --weights f32,bf16  --kv-dtype f32  --threads 0 (all)
 //        --decode-steps 32  --preset small  --seed 1. Google Benchmark's --benchmark_* flags
 // (scripts/bench.sh) are accepted and ignored.
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -172,15 +182,53 @@ json decode_at(engine::Engine& e, int64_t steps) {
           {"decode_ms_per_token", secs * 1e3 / double(steps)}};
 }
 
+// Resident set now (/proc/self/statm), and the process's peak (ru_maxrss, KiB on Linux).
+int64_t rss_bytes() {
+  long pages = 0, resident = 0;
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return -1;
+  const int n = std::fscanf(f, "%ld %ld", &pages, &resident);
+  std::fclose(f);
+  return n == 2 ? int64_t(resident) * int64_t(sysconf(_SC_PAGESIZE)) : -1;
+}
+// Resets VmHWM (Linux: "5" to /proc/self/clear_refs); false if the kernel refused.
+bool reset_peak_rss() {
+  FILE* f = std::fopen("/proc/self/clear_refs", "w");
+  if (f == nullptr) return false;
+  const bool ok = std::fputs("5", f) >= 0;
+  return std::fclose(f) == 0 && ok;
+}
+// VmHWM from /proc/self/status (kB), or -1.
+int64_t peak_rss_bytes() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  int64_t kb = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    long v = 0;
+    if (std::sscanf(line, "VmHWM: %ld kB", &v) == 1) kb = v;
+  }
+  std::fclose(f);
+  return kb < 0 ? -1 : kb * 1024;
+}
+int64_t max_rss_bytes() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return int64_t(ru.ru_maxrss) * 1024;
+}
+
 json bench_dtype(const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
                  const std::string& wname, const Bandwidth& bw) {
   model::qwen35::Qwen35Options mo;
-  core::parse_dtype(wname, &mo.weight_dtype);
+  if (!core::parse_dtype(wname, &mo.weight_dtype))
+    return {{"weight_dtype", wname}, {"error", "unknown dtype"}};
   core::parse_dtype(a.kv, &mo.kv_dtype);
+  const bool peak_reset = reset_peak_rss();
   int64_t t0 = core::now_ns();
   auto arch = model::qwen35::make_random_qwen35(cfg, a.seed, mo);
   if (!arch.has_value()) return {{"weight_dtype", wname}, {"error", arch.error().to_string()}};
   const double load_s = double(core::now_ns() - t0) * 1e-9;
+  const int64_t rss_after_load = rss_bytes();
   const int64_t weight_bytes = (*arch)->weight_bytes();
   const int64_t vocab = (*arch)->vocab_size();
   const int64_t max_ctx = a.contexts.back();
@@ -224,6 +272,9 @@ json bench_dtype(const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
           {"kv_dtype", a.kv},
           {"load_s", load_s},
           {"weight_bytes", weight_bytes},
+          {"rss_after_load_bytes", rss_after_load},
+          {"peak_rss_bytes", peak_reset ? peak_rss_bytes() : -1},
+          {"max_rss_bytes", max_rss_bytes()},
           {"decode_bound_copy_tok_s", bw.copy_gb_s * 1e9 / double(weight_bytes)},
           {"decode_bound_read_tok_s", bw.read_gb_s * 1e9 / double(weight_bytes)},
           {"state_section_bytes", e.cost().section_bytes},

@@ -300,7 +300,10 @@ void register_all() {
     int64_t K, N;
   };
   const Shape shapes[] = {{512, 2048}, {512, 1536}, {1536, 512}};
-  for (core::DType dt : {core::DType::kF32, core::DType::kBF16}) {
+  // Every weight storage type (kernels/packed_weight.h); f16 and the quantized types are
+  // dequantized into an f32 panel block as the GEMM packs them.
+  for (core::DType dt : {core::DType::kF32, core::DType::kBF16, core::DType::kF16,
+                         core::DType::kQ8_0, core::DType::kQ4_K, core::DType::kQ6_K}) {
     for (int t : {1, 2}) {
       std::vector<GemmCase> cases;
       for (int64_t M : {1, 16, 1024}) {

@@ -44,3 +44,6 @@ fi
 
 # The official openai npm SDK (pinned) for the server's integration test, into .cache/node.
 "$(dirname "${BASH_SOURCE[0]}")/install_node_sdk.sh"
+
+# Hugging Face's GGUF reader (pinned), for the check that it reads the files we write.
+"$(dirname "${BASH_SOURCE[0]}")/install_node_gguf.sh"

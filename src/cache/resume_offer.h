@@ -14,6 +14,9 @@ struct ResumeOffer {
   std::string_view source = "cold";  // anchor | end | pin | park | store | cold
   int64_t restore_bytes = 0;         // bytes the restore copies (the planner's cost of taking it)
   int64_t tag = 0;                   // tier-private: which anchor / entry the offer means
+  // False when the restored state is held to the greedy gate only (tainted rows: written by
+  // decode, or off the engine's exact grid; docs/exactness.md), not to bit equality.
+  bool exact = true;
 
   bool useful() const { return resume_at > 0; }
 };

@@ -32,7 +32,7 @@ SectionCopy SectionCopy::capture(engine::Engine& engine) {
   c.parts_.reserve(layout.sections.size());
   for (size_t i = 0; i < layout.sections.size(); ++i) {
     const int64_t n = layout.sections[i].bytes();
-    core::AlignedBuffer buf(size_t(n));
+    core::AlignedBuffer buf(static_cast<size_t>(n));
     std::memcpy(buf.data(), engine.section_data(i), size_t(n));
     c.parts_.push_back(std::move(buf));
     c.bytes_ += n;
@@ -74,7 +74,7 @@ RowCopy RowCopy::capture(engine::Engine& engine, int64_t begin, int64_t end) {
   for (size_t i = 0; i < layout.views.size(); ++i) {
     const core::TensorSpec& spec = layout.views[i];
     const int64_t n = (end - begin) * spec.bytes_per_token();
-    core::AlignedBuffer buf(size_t(n));
+    core::AlignedBuffer buf(static_cast<size_t>(n));
     if (n > 0) core::copy_rows_out(spec, engine.view_data(i), begin, end, buf.data());
     c.parts_.push_back(std::move(buf));
     c.bytes_ += n;

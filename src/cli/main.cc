@@ -3,17 +3,22 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/gguf_random_command.h"
+#include "cli/inspect_command.h"
 #include "cli/run_command.h"
 #include "cli/serve_command.h"
 
 namespace {
 
 void print_usage(std::FILE* out) {
-  std::fprintf(out,
-               "usage: anchorage <command> [flags]\n\n"
-               "commands:\n"
-               "  run    one generation on a model with random weights (anchorage run --help)\n"
-               "  serve  the OpenAI-compatible HTTP server (anchorage serve --help)\n");
+  std::fprintf(
+      out,
+      "usage: anchorage <command> [flags]\n\n"
+      "commands:\n"
+      "  run          one generation (anchorage run --help)\n"
+      "  serve        the OpenAI-compatible HTTP server (anchorage serve --help)\n"
+      "  inspect      what a GGUF model file holds and costs (anchorage inspect --help)\n"
+      "  gguf-random  write a random model as a GGUF file (anchorage gguf-random --help)\n");
 }
 
 }  // namespace
@@ -31,6 +36,8 @@ int main(int argc, char** argv) {
   }
   if (cmd == "run") return anchorage::cli::run_command(rest);
   if (cmd == "serve") return anchorage::cli::serve_command(rest);
+  if (cmd == "inspect") return anchorage::cli::inspect_command(rest);
+  if (cmd == "gguf-random") return anchorage::cli::gguf_random_command(rest);
   std::fprintf(stderr, "anchorage: unknown command (see anchorage --help)\n");
   return 2;
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/flags.h"
+#include "cli/model_source.h"
 #include "cli/progress_bar.h"
 #include "core/clock.h"
 #include "core/dtype.h"
@@ -21,8 +22,7 @@ namespace anchorage::cli {
 namespace {
 
 struct RunArgs {
-  std::string preset = "small";
-  uint64_t seed = 1;
+  ModelArgs model;
   int64_t prompt_tokens = 128;
   std::string prompt_ids;
   int64_t max_tokens = 32;
@@ -30,8 +30,6 @@ struct RunArgs {
   int64_t chunk = 1024;
   int64_t anchor_spacing = 1024;
   int64_t capacity = 0;
-  std::string weight_dtype = "f32";
-  std::string kv_dtype = "f32";
   double temperature = 0.0;
   int64_t top_k = 0;
   double top_p = 1.0;
@@ -44,8 +42,7 @@ struct RunArgs {
 
 FlagSet make_flags(RunArgs* a) {
   FlagSet f;
-  f.add_string("preset", &a->preset, "qwen35 preset: tiny, small, qwen3.5-0.8b, qwen3.5-27b");
-  f.add_uint("seed", &a->seed, "seed of the random weights and of the random prompt");
+  add_model_flags(&f, &a->model, /*chat_template=*/false);
   f.add_int("prompt-tokens", &a->prompt_tokens, "length of the random prompt");
   f.add_string("prompt-ids", &a->prompt_ids, "explicit prompt token ids, e.g. 1,2,3");
   f.add_int("max-tokens", &a->max_tokens, "tokens to generate");
@@ -53,8 +50,6 @@ FlagSet make_flags(RunArgs* a) {
   f.add_int("chunk", &a->chunk, "prefill chunk in tokens");
   f.add_int("anchor-spacing", &a->anchor_spacing, "anchor grid in tokens");
   f.add_int("capacity", &a->capacity, "context capacity (0 = prompt + max-tokens)");
-  f.add_string("weight-dtype", &a->weight_dtype, "linear-layer weights: f32 or bf16");
-  f.add_string("kv-dtype", &a->kv_dtype, "attention K/V rows: f32 or bf16");
   f.add_double("temperature", &a->temperature, "sampling temperature (0 = greedy)");
   f.add_int("top-k", &a->top_k, "top-k filter (0 = off)");
   f.add_double("top-p", &a->top_p, "top-p filter (1 = off)");
@@ -69,10 +64,6 @@ FlagSet make_flags(RunArgs* a) {
 int usage_error(const std::string& msg) {
   std::fprintf(stderr, "anchorage run: %s (see anchorage run --help)\n", msg.c_str());
   return 2;
-}
-
-bool parse_weight_dtype(const std::string& s, core::DType* out) {
-  return core::parse_dtype(s, out) && (*out == core::DType::kF32 || *out == core::DType::kBF16);
 }
 
 void print_profile(const char* phase, const model::OpProfile& p) {
@@ -102,17 +93,17 @@ const char* finish_name(engine::FinishReason r) {
 void print_help(const FlagSet& flags) {
   std::printf(
       "usage: anchorage run [flags]\n"
-      "Runs one generation on a qwen35 model with random weights and prints the generated\n"
-      "token ids and a timing summary.\n\nflags:\n");
+      "Runs one generation on a qwen35 model (a GGUF file, or random weights from a preset)\n"
+      "and prints the generated token ids and a timing summary. --seed also seeds the random\n"
+      "prompt.\n\nflags:\n");
   flags.print_help(stdout);
 }
 
 // Checks every flag before the (slow) model build; returns the usage error or "".
 std::string check_args(const RunArgs& a, model::qwen35::Qwen35Options* mo,
                        std::vector<int32_t>* prompt_ids, engine::SamplingParams* sampling) {
-  if (!parse_weight_dtype(a.weight_dtype, &mo->weight_dtype))
-    return "--weight-dtype must be f32 or bf16";
-  if (!parse_weight_dtype(a.kv_dtype, &mo->kv_dtype)) return "--kv-dtype must be f32 or bf16";
+  if (std::string e = check_model_args(a.model, &mo->weight_dtype, &mo->kv_dtype); !e.empty())
+    return e;
   if (!a.prompt_ids.empty() && !parse_int_list(a.prompt_ids, prompt_ids))
     return "--prompt-ids must be a comma-separated list of token ids";
   if (prompt_ids->empty() && a.prompt_tokens < 1) return "--prompt-tokens must be >= 1";
@@ -128,6 +119,7 @@ std::string check_args(const RunArgs& a, model::qwen35::Qwen35Options* mo,
 
 struct Summary {
   std::string model_name;
+  std::string label;
   int64_t weight_bytes = 0;
   int n_threads = 0;
   double load_s = 0.0;
@@ -135,9 +127,9 @@ struct Summary {
 };
 
 void print_summary(const RunArgs& a, const Summary& m, const engine::GenerationResult& r) {
-  std::printf("model: %s preset=%s weights=%s kv=%s weight_bytes=%lld threads=%d load_s=%.3f\n",
-              m.model_name.c_str(), a.preset.c_str(), a.weight_dtype.c_str(), a.kv_dtype.c_str(),
-              (long long)m.weight_bytes, m.n_threads, m.load_s);
+  std::printf("model: %s %s kv=%s weight_bytes=%lld threads=%d load_s=%.3f\n", m.model_name.c_str(),
+              m.label.c_str(), a.model.kv_dtype.c_str(), (long long)m.weight_bytes, m.n_threads,
+              m.load_s);
   std::printf("prompt: %zu tokens\n", m.prompt_tokens);
   std::printf("tokens:");
   for (int32_t t : r.tokens) std::printf(" %d", t);
@@ -167,22 +159,26 @@ int run_command(const std::vector<std::string_view>& args) {
   if (std::string err = check_args(a, &mo, &prompt, &go.sampling); !err.empty())
     return usage_error(err);
   go.max_tokens = a.max_tokens;
-  auto cfg = model::qwen35::qwen35_preset(a.preset);
-  if (!cfg.has_value()) return usage_error(cfg.error().message());
+  if (a.model.model.empty()) {
+    if (auto cfg = model::qwen35::qwen35_preset(a.model.preset); !cfg.has_value())
+      return usage_error(cfg.error().message());
+  }
 
   Summary sum;
   const int64_t t_load = core::now_ns();
-  auto arch = model::qwen35::make_random_qwen35(*cfg, a.seed, mo);
-  if (!arch.has_value()) {
-    std::fprintf(stderr, "anchorage run: %s\n", arch.error().to_string().c_str());
+  auto loaded = load_model(a.model, int(a.threads));
+  if (!loaded.has_value()) {
+    std::fprintf(stderr, "anchorage run: %s\n", loaded.error().to_string().c_str());
     return 1;
   }
+  std::unique_ptr<model::Architecture> arch = std::move(loaded->arch);
   sum.load_s = double(core::now_ns() - t_load) * 1e-9;
-  sum.model_name = std::string((*arch)->name());
-  sum.weight_bytes = (*arch)->weight_bytes();
-  const int64_t vocab = (*arch)->vocab_size();
+  sum.model_name = std::string(arch->name());
+  sum.label = loaded->label;
+  sum.weight_bytes = arch->weight_bytes();
+  const int64_t vocab = arch->vocab_size();
   if (prompt.empty()) {
-    core::Rng rng(a.seed ^ 0x9e3779b97f4a7c15ull);  // not the weights' stream
+    core::Rng rng(a.model.seed ^ 0x9e3779b97f4a7c15ull);  // not the weights' stream
     for (int64_t i = 0; i < a.prompt_tokens; ++i)
       prompt.push_back(int32_t(rng.next_u64() % uint64_t(vocab)));
   }
@@ -192,7 +188,7 @@ int run_command(const std::vector<std::string_view>& args) {
                          std::to_string(vocab) + ")");
   sum.prompt_tokens = prompt.size();
   if (!a.ignore_eos)
-    for (int64_t id : cfg->eos_token_ids) go.stop_ids.push_back(int32_t(id));
+    for (int64_t id : loaded->eos_ids) go.stop_ids.push_back(int32_t(id));
 
   engine::EngineOptions eo;
   eo.capacity =
@@ -200,7 +196,7 @@ int run_command(const std::vector<std::string_view>& args) {
   eo.prefill_chunk = a.chunk;
   eo.anchor_spacing = a.anchor_spacing;
   eo.n_threads = int(a.threads);
-  auto eng = engine::Engine::create(std::move(arch.value()), eo);
+  auto eng = engine::Engine::create(std::move(arch), eo);
   if (!eng.has_value()) return usage_error(eng.error().message());
   sum.n_threads = (*eng)->n_threads();
 

@@ -1,4 +1,4 @@
-// `anchorage run`: one generation on a model with random weights (a preset and a seed) —
+// `anchorage run`: one generation on a model (a GGUF file, or random weights from a preset) —
 // prefill a prompt (random ids from the seed, or --prompt-ids), decode, print the generated
 // token ids and a timing summary to stdout. Exit codes: 0 ok, 1 a runtime failure, 2 bad usage.
 #pragma once

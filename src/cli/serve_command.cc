@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cli/flags.h"
+#include "cli/model_source.h"
 #include "core/dtype.h"
 #include "core/log.h"
 #include "server/http_server.h"
@@ -26,10 +27,7 @@ namespace {
 struct ServeArgs {
   std::string host = "127.0.0.1";
   int64_t port = 8080;
-  std::string preset = "small";
-  uint64_t seed = 1;
-  std::string weight_dtype = "f32";
-  std::string kv_dtype = "f32";
+  ModelArgs model;
   int64_t ctx = 32768;
   int64_t threads = 0;
   int64_t queue = 8;
@@ -44,10 +42,7 @@ FlagSet make_flags(ServeArgs* a) {
   FlagSet f;
   f.add_string("host", &a->host, "address to listen on");
   f.add_int("port", &a->port, "TCP port (0 = any free port)");
-  f.add_string("preset", &a->preset, "qwen35 preset with random weights: tiny, small, ...");
-  f.add_uint("seed", &a->seed, "seed of the random weights");
-  f.add_string("weight-dtype", &a->weight_dtype, "linear-layer weights: f32 or bf16");
-  f.add_string("kv-dtype", &a->kv_dtype, "attention K/V rows: f32 or bf16");
+  add_model_flags(&f, &a->model, /*chat_template=*/true);
   f.add_int("ctx", &a->ctx, "context capacity in tokens (prompt + generation)");
   f.add_int("threads", &a->threads, "engine threads, counting the engine thread (0 = all)");
   f.add_int("queue", &a->queue, "requests that may wait for the engine before a 429");
@@ -60,9 +55,9 @@ FlagSet make_flags(ServeArgs* a) {
 }
 
 constexpr const char* kFlagNames[] = {
-    "host",       "port",         "preset",        "seed",      "weight-dtype",
-    "kv-dtype",   "ctx",          "threads",       "queue",     "max-body-bytes",
-    "max-tokens", "http-threads", "tokenizer-dir", "model-name"};
+    "host",       "port",          "model",         "preset",    "seed",  "weight-dtype",
+    "kv-dtype",   "chat-template", "ctx",           "threads",   "queue", "max-body-bytes",
+    "max-tokens", "http-threads",  "tokenizer-dir", "model-name"};
 
 // ANCHORAGE_<FLAG> values as `--flag=value` arguments, placed before the command line's.
 std::vector<std::string> env_args() {
@@ -85,19 +80,26 @@ void print_help(const FlagSet& flags) {
   std::printf(
       "usage: anchorage serve [flags]\n"
       "Serves the OpenAI API (/v1/chat/completions, /v1/completions, /v1/models, /health,\n"
-      "/metrics) on a qwen35 model with random weights. docs/http-api.md describes it.\n\n"
+      "/metrics) on a qwen35 model: a GGUF file (--model) or random weights from a preset.\n"
+      "docs/http-api.md describes it.\n\n"
       "Every flag can also be set by the environment: ANCHORAGE_ + its name in upper case\n"
       "with '_' for '-' (ANCHORAGE_PORT=9000); the command line wins.\n\nflags:\n");
   flags.print_help(stdout);
 }
 
+// The default model id: the preset, or the file's name without directory and .gguf.
+std::string model_label(const ModelArgs& m) {
+  if (m.model.empty()) return m.preset;
+  std::string name = m.model.substr(m.model.find_last_of('/') + 1);
+  if (name.size() > 5 && name.compare(name.size() - 5, 5, ".gguf") == 0)
+    name.resize(name.size() - 5);
+  return name;
+}
+
 // Checks the flags and fills the model spec and server options; returns the usage error.
 std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::ServerOptions* o) {
-  auto dtype = [](const std::string& s, core::DType* out) {
-    return core::parse_dtype(s, out) && (*out == core::DType::kF32 || *out == core::DType::kBF16);
-  };
-  if (!dtype(a.weight_dtype, &spec->weight_dtype)) return "--weight-dtype must be f32 or bf16";
-  if (!dtype(a.kv_dtype, &spec->kv_dtype)) return "--kv-dtype must be f32 or bf16";
+  if (std::string e = check_model_args(a.model, &spec->weight_dtype, &spec->kv_dtype); !e.empty())
+    return e;
   if (a.port < 0 || a.port > 65535) return "--port must be in [0, 65535]";
   if (a.ctx < 1) return "--ctx must be >= 1";
   if (a.threads < 0 || a.threads > 1024) return "--threads must be in [0, 1024]";
@@ -105,14 +107,13 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
   if (a.max_body_bytes < 1) return "--max-body-bytes must be >= 1";
   if (a.max_tokens < 0) return "--max-tokens must be >= 0";
   if (a.http_threads < 0 || a.http_threads > 4096) return "--http-threads must be in [0, 4096]";
-  spec->preset = a.preset;
-  spec->seed = a.seed;
+  fill_model_spec(a.model, spec);
   spec->capacity = a.ctx;
   spec->threads = int(a.threads);
   spec->tokenizer_json = a.tokenizer_dir + "/tokenizer.json";
   o->host = a.host;
   o->port = int(a.port);
-  o->model_name = a.model_name.empty() ? "anchorage-" + a.preset : a.model_name;
+  o->model_name = a.model_name.empty() ? "anchorage-" + model_label(a.model) : a.model_name;
   o->queue_capacity = size_t(a.queue);
   o->max_body_bytes = size_t(a.max_body_bytes);
   o->default_max_tokens = a.max_tokens;
@@ -170,11 +171,12 @@ int serve_command(const std::vector<std::string_view>& args) {
     return 1;
   }
   core::log(core::LogLevel::kInfo,
-            "serving %s (preset %s, vocab %lld, ctx %lld, %d threads, loaded in %.2f s) on "
+            "serving %s (%s, vocab %lld, ctx %lld, %d threads, loaded in %.2f s) on "
             "http://%s:%d",
-            options.model_name.c_str(), spec.preset.c_str(), (long long)model->vocab_size,
-            (long long)spec.capacity, model->engine->n_threads(), double(model->load_ns) * 1e-9,
-            options.host.c_str(), server.port());
+            options.model_name.c_str(),
+            (spec.gguf_path.empty() ? "preset " + spec.preset : spec.gguf_path).c_str(),
+            (long long)model->vocab_size, (long long)spec.capacity, model->engine->n_threads(),
+            double(model->load_ns) * 1e-9, options.host.c_str(), server.port());
   std::thread signals([&] { wait_for_signals(set, &server); });
   const core::Status served = server.serve();
   pthread_kill(signals.native_handle(), SIGUSR1);

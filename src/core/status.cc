@@ -28,6 +28,9 @@ std::string Status::to_string() const {
     case StatusCode::kCancelled:
       name = "Cancelled";
       break;
+    case StatusCode::kUnavailable:
+      name = "Unavailable";
+      break;
   }
   return std::string(name) + ": " + message_;
 }

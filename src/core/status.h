@@ -19,6 +19,7 @@ enum class StatusCode {
   kUnsupported,
   kResourceExhausted,  // the 503 path
   kCancelled,
+  kUnavailable,  // busy now; try again (the 409 of the cache peek)
 };
 
 class [[nodiscard]] Status {
@@ -38,6 +39,9 @@ class [[nodiscard]] Status {
     return Status(StatusCode::kResourceExhausted, std::move(m));
   }
   static Status cancelled(std::string m) { return Status(StatusCode::kCancelled, std::move(m)); }
+  static Status unavailable(std::string m) {
+    return Status(StatusCode::kUnavailable, std::move(m));
+  }
 
   bool is_ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -24,9 +24,23 @@ core::Result<GenerationResult> generate(Engine& engine, std::span<const int32_t>
   out.prefill_ns = core::now_ns() - t0;
 
   Sampler sampler(opts.sampling);
+  std::vector<float> allowed_logits;
+  auto next_token = [&]() -> int32_t {
+    const std::span<const int32_t> allowed =
+        opts.allowed_next ? opts.allowed_next(out.tokens) : std::span<const int32_t>{};
+    if (allowed.empty()) return sampler.sample(engine.logits());
+    if (allowed.size() == 1) return allowed[0];
+    const std::span<const float> logits = engine.logits();
+    allowed_logits.resize(allowed.size());
+    for (size_t i = 0; i < allowed.size(); ++i) {
+      ANCHORAGE_CHECK(allowed[i] >= 0 && size_t(allowed[i]) < logits.size());
+      allowed_logits[i] = logits[size_t(allowed[i])];
+    }
+    return allowed[size_t(sampler.sample(allowed_logits))];
+  };
   t0 = core::now_ns();
   while (int64_t(out.tokens.size()) < opts.max_tokens) {
-    const int32_t token = sampler.sample(engine.logits());
+    const int32_t token = next_token();
     out.tokens.push_back(token);
     const bool keep_going = !opts.on_token || opts.on_token(token);
     if (std::find(opts.stop_ids.begin(), opts.stop_ids.end(), token) != opts.stop_ids.end()) {

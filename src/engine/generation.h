@@ -28,6 +28,12 @@ struct GenerationOptions {
   PrefillOptions prefill{};  // anchor and progress callbacks of the prompt's prefill
   // Called with each sampled token, in order; returning false stops after it.
   std::function<bool(int32_t token)> on_token{};
+  // Constrained decoding (tool_choice, a reasoning budget): called before each sample with the
+  // tokens sampled so far; a non-empty result (ascending ids) restricts the next token to those
+  // ids — the sampler runs over their logits only, with the same parameters, and a single id
+  // is taken as is. Empty: free sampling. The engine's logits are never modified, so
+  // log-probabilities still report the model's own distribution.
+  std::function<std::span<const int32_t>(std::span<const int32_t> sampled)> allowed_next{};
   // Optional per-op time breakdowns of the prompt's prefill and of the decode steps.
   model::OpProfile* prefill_profile = nullptr;
   model::OpProfile* decode_profile = nullptr;

@@ -1,9 +1,15 @@
 // gemm(): splits the job into blocks of rows x panels, hands them to the thread pool and runs
 // each with the block kernel of the active ISA (gemm_avx512.cc, gemm_avx2.cc, gemm_scalar.cc).
 // Blocks partition M and N only, never K, so neither the split nor the thread count can change
-// a bit of the result (gemm.h). Nothing is allocated: the kernels work in registers and y.
+// a bit of the result (gemm.h). f32 and bf16 panels are read in place (nothing is allocated);
+// the other storage types (f16, Q8_0, Q4_K, Q6_K) go through a per-thread f32 buffer: a block
+// unpacks its panels one K block (kGemmKc) at a time and runs the f32 kernel on them, the
+// partial sums carried in y between K blocks, so the chain is the f32 GEMM's over the
+// dequantized weights, bit for bit. On AVX-512, blocks of <= 8 rows over Q8_0 / Q4_K read the
+// panels in place and dequantize in registers (gemm_avx512.cc), to the same values.
 #include "kernels/gemm.h"
 
+#include "core/aligned_buffer.h"
 #include "core/check.h"
 #include "core/isa.h"
 #include "kernels/gemm_job.h"
@@ -33,6 +39,50 @@ int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
+// The f32 buffer a thread unpacks weight panels into (grown, never shrunk).
+float* unpack_buffer(int64_t floats) {
+  thread_local core::AlignedBuffer buf;
+  if (int64_t(buf.size()) < floats * 4) buf = core::AlignedBuffer(size_t(floats) * 4);
+  return buf.as<float>();
+}
+
+// Rows up to which a block unpacks short K blocks (all its <= 8 panels x kGemmSmallKc x 32 f32
+// = 64 KiB, read back from L1/L2) instead of kGemmKc: with so few rows the weights are not
+// reused, so the unpacked copy only has to be cheap to write and read, while the decode tiles
+// still get all the block's panels at once (16 accumulator chains on AVX-512). K-quants need
+// whole 256-blocks: 256 KiB.
+constexpr int64_t kSmallRows = 8;
+constexpr int64_t kGemmSmallKc = 64;
+
+// One block of a job whose panels must be unpacked: K blocks in order, each unpacked for the
+// block's panels and multiplied with the f32 kernel, accumulating from the second on. The
+// panel groups and K blocks change which partial sums pass through y, never a chain.
+void unpacked_block(BlockFn fn, const GemmJob& job, const PackedWeight& w, const GemmBlock& b) {
+  // Short K blocks for few rows, but never shorter than a quantization block.
+  const int64_t block = core::dtype_block_elements(w.dtype());
+  const int64_t kc_max = b.m1 - b.m0 > kSmallRows ? kGemmKc
+                         : kGemmSmallKc > block   ? kGemmSmallKc
+                                                  : block;
+  const int64_t np = b.p1 - b.p0;
+  for (int64_t k0 = 0; k0 < job.K; k0 += kc_max) {
+    const int64_t kc = job.K - k0 < kc_max ? job.K - k0 : kc_max;
+    float* buf = unpack_buffer(np * kc * PackedWeight::kPanel);
+    for (int64_t q = 0; q < np; ++q)
+      w.unpack_panel(b.p0 + q, k0, kc, buf + q * kc * PackedWeight::kPanel);
+    GemmJob sub;
+    sub.x = job.x + k0;
+    sub.ldx = job.ldx;
+    sub.panels = buf;
+    sub.bf16 = false;
+    sub.accumulate = k0 > 0;
+    sub.K = kc;
+    sub.N = job.N - b.p0 * PackedWeight::kPanel;
+    sub.y = job.y + b.p0 * PackedWeight::kPanel;
+    sub.ldy = job.ldy;
+    fn(sub, GemmBlock{b.m0, b.m1, 0, np});
+  }
+}
+
 }  // namespace
 
 void gemm(const float* x, int64_t M, int64_t ldx, const PackedWeight& w, float* y, int64_t ldy,
@@ -45,6 +95,10 @@ void gemm(const float* x, int64_t M, int64_t ldx, const PackedWeight& w, float* 
   job.ldx = ldx;
   job.panels = w.panel(0);
   job.bf16 = w.dtype() == core::DType::kBF16;
+  const bool in_place = w.dtype() == core::DType::kF32 || w.dtype() == core::DType::kBF16;
+  // AVX-512 reads Q8_0 and Q4_K in place for few rows (decode): no unpacked copy (gemm_job.h).
+  const bool in_registers = (w.dtype() == core::DType::kQ8_0 || w.dtype() == core::DType::kQ4_K) &&
+                            core::active_isa() == core::Isa::kAvx512;
   job.K = K;
   job.N = N;
   job.y = y;
@@ -69,7 +123,17 @@ void gemm(const float* x, int64_t M, int64_t ldx, const PackedWeight& w, float* 
     b.m1 = b.m0 + mc < M ? b.m0 + mc : M;
     b.p0 = nb * pc;
     b.p1 = b.p0 + pc < panels ? b.p0 + pc : panels;
-    fn(job, b);
+    if (in_place) {
+      fn(job, b);
+    } else if (in_registers && b.m1 - b.m0 <= kSmallRows) {
+      if (w.dtype() == core::DType::kQ8_0) {
+        isa_avx512::gemm_q8_0_block(job, b);
+      } else {
+        isa_avx512::gemm_q4_k_block(job, b);
+      }
+    } else {
+      unpacked_block(fn, job, w, b);
+    }
   });
 }
 

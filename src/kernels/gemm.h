@@ -5,6 +5,10 @@
 // with the partial sums kept exactly between blocks; threads split M and N, never K. So a
 // row's result does not depend on M, on which rows share its tile, on the thread count, or on
 // the ISA (AVX-512, AVX2 and scalar give the same bits; the scalar path uses std::fma).
+// Weights of any storage type (packed_weight.h) multiply as their f32 values: f16 and the
+// quantized types are unpacked to f32 a K block at a time first (or, for Q8_0 / Q4_K blocks of
+// <= 8 rows on AVX-512, dequantized in registers to the same values), so the result equals the
+// f32 GEMM over the dequantized weights bit for bit.
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "core/dtype.h"
 #include "kernels/gemm_job.h"
 
 namespace anchorage::kernels::isa_avx2 {
@@ -97,11 +98,40 @@ TileFn<T> pick(int r, int p) {
 }
 
 #include "kernels/gemm_block_impl.h"
+#include "kernels/unpack_impl.h"
+
+// f16 -> f32 eight at a time with F16C (exact, subnormals included); a NaN keeps its payload
+// unquieted, as core::f16_to_f32 does (vcvtph2ps would set the quiet bit).
+void unpack_f16_impl(const uint16_t* src, int64_t n, float* out) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    const __m256 f = _mm256_cvtph_ps(h);
+    const __m256i w = _mm256_cvtepu16_epi32(h);
+    const __m256i mag = _mm256_and_si256(w, _mm256_set1_epi32(0x7fff));
+    const __m256i nan = _mm256_cmpgt_epi32(mag, _mm256_set1_epi32(0x7c00));
+    const __m256i raw = _mm256_or_si256(
+        _mm256_slli_epi32(_mm256_and_si256(w, _mm256_set1_epi32(0x8000)), 16),
+        _mm256_or_si256(_mm256_set1_epi32(0x7f800000),
+                        _mm256_slli_epi32(_mm256_and_si256(w, _mm256_set1_epi32(0x3ff)), 13)));
+    _mm256_storeu_ps(out + i,
+                     _mm256_blendv_ps(f, _mm256_castsi256_ps(raw), _mm256_castsi256_ps(nan)));
+  }
+  for (; i < n; ++i) out[i] = core::f16_to_f32(src[i]);
+}
 
 }  // namespace
 
 void gemm_block(const GemmJob& job, const GemmBlock& b) {
   gemm_block_impl(job, b);
+}
+
+void unpack_kblocks(int dtype, const uint8_t* blocks, int64_t n, float* out) {
+  unpack_kblocks_impl(dtype, blocks, n, out);
+}
+
+void unpack_f16(const uint16_t* src, int64_t n, float* out) {
+  unpack_f16_impl(src, n, out);
 }
 
 }  // namespace anchorage::kernels::isa_avx2

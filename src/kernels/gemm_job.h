@@ -18,6 +18,9 @@ struct GemmJob {
   int64_t ldx = 0;
   const void* panels = nullptr;  // PackedWeight panel 0; panel p starts at element p * K * 32
   bool bf16 = false;             // panel elements are bf16 (else f32)
+  // Chains start from the partial sums already in y instead of +0.0f (gemm.cc runs the
+  // dequantizing path one K block at a time; an f32 store/load between blocks is exact).
+  bool accumulate = false;
   int64_t K = 0;
   int64_t N = 0;
   float* y = nullptr;  // [M][ldy] f32
@@ -42,12 +45,28 @@ constexpr int64_t kGemmMc = 256;
 
 namespace isa_scalar {
 void gemm_block(const GemmJob& job, const GemmBlock& b);
-}
+// n k blocks of a quantized panel (dtype: a core::DType value) -> [n * B][32] f32
+// (kernels/unpack_impl.h); f16 -> f32 of n contiguous halves.
+void unpack_kblocks(int dtype, const uint8_t* blocks, int64_t n, float* out);
+void unpack_f16(const uint16_t* src, int64_t n, float* out);
+}  // namespace isa_scalar
 namespace isa_avx2 {
 void gemm_block(const GemmJob& job, const GemmBlock& b);
-}
+// n k blocks of a quantized panel (dtype: a core::DType value) -> [n * B][32] f32
+// (kernels/unpack_impl.h); f16 -> f32 of n contiguous halves.
+void unpack_kblocks(int dtype, const uint8_t* blocks, int64_t n, float* out);
+void unpack_f16(const uint16_t* src, int64_t n, float* out);
+}  // namespace isa_avx2
 namespace isa_avx512 {
 void gemm_block(const GemmJob& job, const GemmBlock& b);
-}
+// A block of at most 8 rows over Q8_0 (Q4_K) panels read in place (job.panels = panel 0 of the
+// PackedWeight, whole K, chains from +0.0f): dequantized in registers, same bits as unpacking.
+void gemm_q8_0_block(const GemmJob& job, const GemmBlock& b);
+void gemm_q4_k_block(const GemmJob& job, const GemmBlock& b);  // the same for Q4_K
+// n k blocks of a quantized panel (dtype: a core::DType value) -> [n * B][32] f32
+// (kernels/unpack_impl.h); f16 -> f32 of n contiguous halves.
+void unpack_kblocks(int dtype, const uint8_t* blocks, int64_t n, float* out);
+void unpack_f16(const uint16_t* src, int64_t n, float* out);
+}  // namespace isa_avx512
 
 }  // namespace anchorage::kernels

@@ -1,7 +1,18 @@
 // PackedWeight: a linear layer's weight W [N out][K in] (PyTorch order, y = W x), stored in
-// column panels for the GEMM: panel p holds output rows [kPanel*p, kPanel*p + kPanel) as
-// [K][kPanel] (k-major), rows past N zero-filled. Storage is f32 or bf16; bf16 panels are
-// widened to f32 as the GEMM packs them, so activations keep f32 precision.
+// column panels for the GEMM: panel p holds output rows [kPanel*p, kPanel*p + kPanel), rows
+// past N zero-filled.
+//
+// Storage types (core::DType):
+//   - plain f32, bf16, f16: panel p is [K][kPanel] elements, k-major;
+//   - block-quantized Q8_0, Q4_K, Q6_K (ggml's blocks, kernels/quant.h; K a multiple of the
+//     block size B): panel p is K/B k blocks; k block kb holds the kPanel blocks
+//     W[32p + lane][kb*B, kb*B + B) exactly as the GGUF rows had them, byte-interleaved (byte b
+//     of lane l's block at b * kPanel + l), so unpacking reads every byte position of the 32
+//     lanes as one contiguous run. Weights stay quantized in memory (storage = the file's
+//     bytes); the GEMM dequantizes a K block of a panel to f32 as it packs it and runs the
+//     f32 FMA chain on the result (kernels/gemm.h).
+// Every weight's f32 value is kernels::dequantize_row() of its stored bits: what at(),
+// get_row() and the GEMM use alike.
 // Immutable after construction; safe to share between threads.
 #pragma once
 
@@ -17,24 +28,46 @@ class PackedWeight {
   static constexpr int64_t kPanel = 32;  // output rows per panel (two AVX-512 vectors)
 
   PackedWeight() = default;
-  // w: [n][k] row-major f32; stored as dtype (f32 or bf16, rounded to nearest even).
+  // w: [n][k] row-major f32, stored as `dtype` (any type; bf16/f16 round to nearest even,
+  // quantized types use kernels::quantize_row, which needs k % block == 0).
   PackedWeight(const float* w, int64_t n, int64_t k, core::DType dtype);
+
+  // rows: [n] rows of k elements of src_type, each core::dtype_row_bytes(src_type, k) bytes,
+  // back to back (a GGUF tensor's data). storage: src_type itself (quantized data is kept bit
+  // for bit), or, for a plain src_type, any plain type (converted: f32 -> bf16/f16 rounds to
+  // nearest even). k must be a multiple of the block size of a quantized type.
+  static PackedWeight from_rows(const void* rows, core::DType src_type, int64_t n, int64_t k,
+                                core::DType storage);
 
   int64_t rows() const { return n_; }  // N, outputs
   int64_t cols() const { return k_; }  // K, inputs
   core::DType dtype() const { return dtype_; }
   int64_t n_panels() const { return (n_ + kPanel - 1) / kPanel; }
   int64_t storage_bytes() const { return int64_t(data_.size()); }
-  // Panel p: [K][kPanel] elements of dtype().
+  // Bytes of one panel: kPanel * core::dtype_row_bytes(dtype(), K).
+  int64_t panel_bytes() const { return kPanel * core::dtype_row_bytes(dtype_, k_); }
+  // Panel p (layout above).
   const void* panel(int64_t p) const {
-    return static_cast<const uint8_t*>(data_.data()) + p * k_ * kPanel * core::dtype_size(dtype_);
+    return static_cast<const uint8_t*>(data_.data()) + p * panel_bytes();
   }
-  // W[row][0..K) as f32 (exact for either dtype). Used for embedding lookups.
+  // Panel p's inputs [k0, k0 + kc) as f32 [kc][kPanel] (k-major): what the GEMM multiplies
+  // with, the same bits as at(). Runs the active ISA's unpacker (kernels/unpack_impl.h). For a
+  // quantized type k0 and kc are multiples of the block size.
+  void unpack_panel(int64_t p, int64_t k0, int64_t kc, float* out) const;
+  // W[row][0..K) as f32 (the stored values exactly). Used for embedding lookups.
   void get_row(int64_t row, float* out) const;
   // The stored value of W[row][col] as f32 (what the GEMM multiplies with).
   float at(int64_t row, int64_t col) const;
 
  private:
+  PackedWeight(int64_t n, int64_t k, core::DType dtype);  // zero-filled storage
+  // Stores row `row` (k elements given in src_type; converted if dtype() differs).
+  void put_row(int64_t row, const void* src, core::DType src_type);
+  // The GGUF bytes of W[row]'s block kb (quantized), gathered from the interleave.
+  void block_of(int64_t row, int64_t kb, uint8_t* out) const;
+  // Address of W[row][col] (plain types).
+  const uint8_t* element(int64_t row, int64_t col) const;
+
   int64_t n_ = 0;
   int64_t k_ = 0;
   core::DType dtype_ = core::DType::kF32;

@@ -77,6 +77,24 @@ ApiError shutting_down_error() {
   return e;
 }
 
+ApiError memory_full_error() {
+  ApiError e;
+  e.http_status = 503;
+  e.message = "the prompt's prefill does not fit the memory budget now; retry later";
+  e.type = "server_error";
+  e.code = "memory_full";
+  return e;
+}
+
+ApiError cache_busy_error() {
+  ApiError e;
+  e.http_status = 409;
+  e.message = "the engine is busy with a request; retry later";
+  e.type = "invalid_request_error";
+  e.code = "engine_busy";
+  return e;
+}
+
 ApiError internal_error(std::string_view what) {
   ApiError e;
   e.http_status = 500;

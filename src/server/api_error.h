@@ -33,6 +33,10 @@ ApiError body_too_large_error(size_t limit_bytes);
 ApiError queue_full_error();
 ApiError shutting_down_error();
 ApiError internal_error(std::string_view what);
+// 503 with Retry-After: the memory budget cannot fit the prefill (docs/cache.md "Memory").
+ApiError memory_full_error();
+// 409: the cache peek found the engine busy.
+ApiError cache_busy_error();
 ApiError not_found_error(std::string_view method, std::string_view path);
 
 // The JSON body: {"error": {...}}.

@@ -38,6 +38,7 @@ ChoiceBuilder::ChoiceBuilder(const text::Tokenizer& tokenizer, ChoiceOptions opt
       parser_(parser_options(options_)) {}
 
 void ChoiceBuilder::add(const TokenEvent& event, ChoiceDelta* delta) {
+  if (event.hidden) return;
   const auto& ids = options_.stop_ids;
   if (std::find(ids.begin(), ids.end(), event.token) != ids.end()) return;
   if (stop_.matched()) return;  // the engine stops at this token too; nothing follows

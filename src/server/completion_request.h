@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/sampler.h"
+#include "server/output_constraint.h"
 #include "server/session.h"
 #include "text/chat_prompt.h"
 
@@ -25,9 +26,11 @@ struct CompletionRequest {
   // kChat: the conversation, checked and normalised by text::parse_chat_request.
   text::ChatPrompt chat;
   // kChat: parse <tool_call> blocks into tool_calls (tools were sent and tool_choice is not
-  // "none"). "required" and a named function are accepted but not enforced (no constrained
-  // decoding yet).
+  // "none").
   bool parse_tool_calls = false;
+  // kChat: tool_choice "required" / a named function and reasoning_budget, enforced by
+  // constrained decoding (output_constraint.h).
+  ConstraintSpec constraint;
 
   // kCompletion: a text prompt, or token ids when prompt_is_ids.
   std::string prompt_text;

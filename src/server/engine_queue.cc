@@ -8,14 +8,15 @@
 #include "core/log.h"
 #include "engine/engine.h"
 #include "engine/generation.h"
+#include "server/engine_caches.h"
 #include "server/metrics.h"
-#include "server/resume_plan.h"
 #include "server/token_logprobs.h"
 
 namespace anchorage::server {
 
-EngineQueue::EngineQueue(engine::Engine& engine, size_t capacity, Metrics* metrics)
-    : engine_(engine), capacity_(capacity), metrics_(metrics) {
+EngineQueue::EngineQueue(engine::Engine& engine, size_t capacity, Metrics* metrics,
+                         EngineCaches* caches)
+    : engine_(engine), capacity_(capacity), metrics_(metrics), caches_(caches) {
   ANCHORAGE_CHECK(capacity >= 1);  // else an idle engine would refuse every job
   thread_ = std::thread([this] { loop(); });
 }
@@ -73,6 +74,29 @@ bool EngineQueue::closed() const {
   return closed_;
 }
 
+core::Status EngineQueue::run_when_idle(const std::function<void()>& task, int wait_ms,
+                                        bool refuse_if_waiting) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (closed_) return core::Status::cancelled("the server is shutting down");
+    if (refuse_if_waiting && !waiting_.empty())
+      return core::Status::unavailable("a request is waiting for the engine");
+    const bool idle = cv_.wait_for(lock, std::chrono::milliseconds(wait_ms), [&] {
+      return closed_ || (!running_ && !task_active_ && (!refuse_if_waiting || waiting_.empty()));
+    });
+    if (closed_) return core::Status::cancelled("the server is shutting down");
+    if (!idle) return core::Status::unavailable("the engine is busy");
+    task_active_ = true;
+  }
+  task();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    task_active_ = false;
+  }
+  cv_.notify_all();
+  return core::Status::ok();
+}
+
 void EngineQueue::test_hold(bool hold) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -86,9 +110,9 @@ void EngineQueue::loop() noexcept {
     Item item;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return closed_ || (!held_ && !waiting_.empty()); });
+      cv_.wait(lock, [&] { return closed_ || (!held_ && !task_active_ && !waiting_.empty()); });
       if (waiting_.empty()) return;  // closed (close() emptied the queue)
-      if (held_) continue;
+      if (held_ || task_active_) continue;
       item = std::move(waiting_.front());
       waiting_.pop_front();
       running_ = true;
@@ -122,29 +146,62 @@ JobOutcome EngineQueue::run(Item& item) {
     return out;
   }
 
-  // The Planner seam (resume_plan.h): today a cold start on a reset engine.
-  const ResumePlan plan = plan_cold_start();
-  engine_.reset();
-  out.cached_tokens = plan.resume_at;
-  out.reread_tokens = out.prompt_tokens - plan.resume_at;
-  out.cache_tier = plan.tier;
-  out.cache_source = plan.source;
+  // Where the prompt resumes (docs/cache.md): the caches' pick, or a cold start without them.
+  CacheStart start;
+  if (caches_ != nullptr) {
+    auto begun = caches_->begin(job);
+    if (!begun) {
+      out.end = JobEnd::kFailed;
+      out.status = begun.error();
+      return out;
+    }
+    start = std::move(begun.value());
+  } else {
+    start.served = job.prompt;
+    engine_.reset();
+  }
+  out.cached_tokens = std::min(start.resume_at, out.prompt_tokens);
+  out.reread_tokens = int64_t(start.served.size()) - start.resume_at;
+  out.cache_tier = start.tier;
+  out.cache_source = start.source;
+  out.cache_aligned = start.aligned;
+  out.cache_exact = start.exact;
+  if (start.response) return replay_response(item, *start.response, out);
 
   bool stopped_by_string = false;
   engine::GenerationOptions opts;
   opts.max_tokens = job.max_tokens;
   opts.stop_ids = job.stop_ids;
   opts.sampling = job.sampling;
+  if (caches_ != nullptr) opts.prefill = caches_->prefill_hooks(start);
+  size_t n_sampled = 0;
+  std::vector<size_t> hidden_sampled;
+  std::vector<cache::CachedToken> kept;  // for the response cache
+  const bool keep_response =
+      caches_ != nullptr && !job.response_key.empty() && caches_->options().response_cache;
+  if (job.constraint) {
+    opts.allowed_next = [&](std::span<const int32_t> sampled) {
+      return job.constraint->allowed_next(sampled);
+    };
+  }
   opts.on_token = [&](int32_t token) {
     if (out.first_token_ns == 0) out.first_token_ns = core::now_ns() - job.submitted_ns;
     TokenEvent event;
     event.token = token;
+    event.hidden = job.constraint && job.constraint->hidden(n_sampled);
+    if (event.hidden) hidden_sampled.push_back(n_sampled);
+    ++n_sampled;
+    if (event.hidden) {  // forced and hidden: nothing for the client, no stop-string check
+      stream.push(std::move(event));
+      return !stream.cancelled();
+    }
     const bool is_stop_id =
         std::find(job.stop_ids.begin(), job.stop_ids.end(), token) != job.stop_ids.end();
     // A stop id is counted but never rendered, so its logprobs are not reported either.
     if (job.top_logprobs >= 0 && !is_stop_id) {
       fill_token_logprobs(engine_.logits(), job.top_logprobs, &event);
     }
+    if (keep_response) kept.push_back({event.token, event.logprob, event.top});
     stream.push(std::move(event));
     if (stream.cancelled()) return false;
     if (!is_stop_id && job.stop_after && job.stop_after(token)) {
@@ -153,14 +210,16 @@ JobOutcome EngineQueue::run(Item& item) {
     }
     return true;
   };
-  const std::span<const int32_t> prompt(job.prompt);
-  auto result = engine::generate(engine_, prompt.subspan(size_t(plan.resume_at)), opts);
+  const std::span<const int32_t> prompt(start.served);
+  auto result = engine::generate(engine_, prompt.subspan(size_t(start.resume_at)), opts);
   if (!result) {
+    if (caches_ != nullptr) caches_->abandon();
     out.end = JobEnd::kFailed;
     out.status = result.error();
     return out;
   }
-  out.completion_tokens = int64_t(result->tokens.size());
+  out.hidden_tokens = job.constraint ? job.constraint->hidden_count() : 0;
+  out.completion_tokens = int64_t(result->tokens.size()) - out.hidden_tokens;
   out.prefill_ns = result->prefill_ns;
   out.decode_ns = result->decode_ns;
   switch (result->finish) {
@@ -175,6 +234,29 @@ JobOutcome EngineQueue::run(Item& item) {
       out.end = stopped_by_string ? JobEnd::kStopString : JobEnd::kCancelled;
       break;
   }
+  if (caches_ != nullptr) {
+    caches_->end(job, start, *result, hidden_sampled,
+                 int64_t(start.served.size()) - start.resume_at);
+    if (keep_response && out.end != JobEnd::kCancelled && hidden_sampled.empty()) {
+      caches_->put_response(job, start, {std::move(kept), job_end_name(out.end)});
+    }
+  }
+  return out;
+}
+
+// A response-cache hit: the stored tokens go out as if generated, the engine untouched.
+JobOutcome EngineQueue::replay_response(Item& item, const cache::CachedResponse& response,
+                                        JobOutcome out) {
+  for (const cache::CachedToken& t : response.tokens) {
+    if (out.first_token_ns == 0) out.first_token_ns = core::now_ns() - item.job.submitted_ns;
+    TokenEvent event;
+    event.token = t.token;
+    event.logprob = t.logprob;
+    event.top = t.top;
+    item.stream->push(std::move(event));
+  }
+  out.completion_tokens = int64_t(response.tokens.size());
+  out.end = job_end_from_name(response.finish_reason);
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -25,15 +26,21 @@
 namespace anchorage::engine {
 class Engine;
 }
+namespace anchorage::cache {
+struct CachedResponse;
+}
 
 namespace anchorage::server {
 
+class EngineCaches;
 class Metrics;
 
 class EngineQueue {
  public:
-  // engine must outlive the queue; metrics (may be null) is told about every job that ends.
-  EngineQueue(engine::Engine& engine, size_t capacity, Metrics* metrics);
+  // engine must outlive the queue; metrics (may be null) is told about every job that ends;
+  // caches (may be null: --no-cache, every request cold) decide where each job resumes.
+  EngineQueue(engine::Engine& engine, size_t capacity, Metrics* metrics,
+              EngineCaches* caches = nullptr);
   ~EngineQueue();  // close() + join()
   EngineQueue(const EngineQueue&) = delete;
   EngineQueue& operator=(const EngineQueue&) = delete;
@@ -49,6 +56,13 @@ class EngineQueue {
   bool running() const;  // a job is on the engine now
   bool closed() const;
 
+  // Runs `task` on the calling thread with the engine to itself: waits up to wait_ms for the
+  // running job to end, then keeps the engine thread from starting another until the task
+  // returns. Unavailable when the engine stayed busy, or at once when refuse_if_waiting and a
+  // job waits (the peek route answers 409 then); Cancelled after close().
+  core::Status run_when_idle(const std::function<void()>& task, int wait_ms,
+                             bool refuse_if_waiting);
+
   // Tests: while held, the engine thread starts no new job (the queue fills up on demand).
   void test_hold(bool hold);
 
@@ -59,16 +73,19 @@ class EngineQueue {
   };
   void loop() noexcept;
   JobOutcome run(Item& item);
+  JobOutcome replay_response(Item& item, const cache::CachedResponse& response, JobOutcome out);
 
   engine::Engine& engine_;
   const size_t capacity_;
   Metrics* metrics_;
+  EngineCaches* caches_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> waiting_;
   bool closed_ = false;
   bool running_ = false;
   bool held_ = false;
+  bool task_active_ = false;  // run_when_idle's task has the engine
   std::thread thread_;
 };
 

@@ -18,4 +18,11 @@ const char* job_end_name(JobEnd end) {
   return "failed";
 }
 
+JobEnd job_end_from_name(std::string_view name) {
+  for (JobEnd e : {JobEnd::kLength, JobEnd::kStopToken, JobEnd::kStopString, JobEnd::kCancelled}) {
+    if (name == job_end_name(e)) return e;
+  }
+  return JobEnd::kFailed;
+}
+
 }  // namespace anchorage::server

@@ -8,13 +8,16 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "core/status.h"
 #include "engine/generation.h"
 #include "engine/sampler.h"
+#include "server/output_constraint.h"
 #include "server/session.h"
 
 namespace anchorage::server {
@@ -27,10 +30,18 @@ struct GenerationJob {
   std::vector<int32_t> stop_ids;  // ends the generation; the id is reported, not rendered
   // Log-probabilities: -1 none; k >= 0: the sampled token's and the k most likely ones'.
   int top_logprobs = -1;
-  SessionKey session;  // for the Planner (a later issue); logged as a hash
+  SessionKey session;  // the caches' conversation key; logged as a hash
+  // Chat: the rendered prompt text, for the caches' end alignment on the engine thread only
+  // (never logged or kept). Empty for completions.
+  std::string prompt_text;
+  // A greedy request's canonical parameters (the response cache's key with the prompt);
+  // empty: not cacheable.
+  std::string response_key;
   // Called on the engine thread with every sampled token that is not a stop id; true ends
   // the generation after it (a stop string completed). Null: no stop strings.
   std::function<bool(int32_t token)> stop_after;
+  // Constrained decoding (tool_choice, reasoning_budget); null: free sampling.
+  std::shared_ptr<OutputConstraint> constraint;
   int64_t submitted_ns = 0;  // core::now_ns() when the HTTP thread submitted it
 };
 
@@ -40,6 +51,9 @@ struct TokenEvent {
   // (log-softmax of the logits, f32), and the top alternatives, most likely first.
   float logprob = 0.0f;
   std::vector<std::pair<int32_t, float>> top;
+  // A token the server forced and the client never sees (a reasoning budget's close phrase):
+  // not rendered, not in logprobs, not counted in usage.completion_tokens.
+  bool hidden = false;
 };
 
 enum class JobEnd {
@@ -52,18 +66,23 @@ enum class JobEnd {
 
 // "length", "stop_token", "stop_string", "cancelled", "failed" (logs and metrics labels).
 const char* job_end_name(JobEnd end);
+// The inverse (the response cache stores the name); kFailed for an unknown name.
+JobEnd job_end_from_name(std::string_view name);
 
 struct JobOutcome {
   JobEnd end = JobEnd::kLength;
   core::Status status;  // not OK only for kFailed and for a job dropped at shutdown
   int64_t prompt_tokens = 0;
-  int64_t completion_tokens = 0;  // every sampled token, a final stop id included
+  int64_t completion_tokens = 0;  // every sampled token, a final stop id included, hidden ones not
+  int64_t hidden_tokens = 0;      // tokens the server forced and hid (output_constraint.h)
   // Where the prompt was resumed from (the cache split of `usage.anchorage`): tokens taken
   // from a cache, tokens read again, and which tier/source served them.
   int64_t cached_tokens = 0;
   int64_t reread_tokens = 0;
   std::string cache_tier = "none";
   std::string cache_source = "cold";
+  std::string cache_aligned = "none";  // how the prompt met the rows: none | text | replay
+  bool cache_exact = true;             // the resumed state is a cold prefill's, bit for bit
   // Times (ns): waiting in the queue, the prompt's prefill, the decode loop, and from submit
   // to the first token (0 when no token came).
   int64_t queue_ns = 0;

@@ -14,8 +14,24 @@
 namespace anchorage::server {
 namespace {
 
+// The parameters a greedy answer depends on besides its prompt (the response cache's key);
+// empty when the request samples.
+std::string response_key(const CompletionRequest& request, const GenerationJob& job) {
+  if (request.sampling.temperature > 0.0) return {};
+  nlohmann::ordered_json k;
+  k["endpoint"] = request.endpoint == Endpoint::kChat ? "chat" : "completion";
+  k["max_tokens"] = job.max_tokens;
+  k["stop"] = request.stop;
+  k["stop_ids"] = job.stop_ids;
+  k["top_logprobs"] = job.top_logprobs;
+  k["tool_choice"] = int(request.constraint.tool_choice);
+  k["function"] = request.constraint.function_name;
+  k["reasoning_budget"] = request.constraint.reasoning_budget;
+  return k.dump();
+}
+
 GenerationJob make_job(Service& svc, const CompletionRequest& request, std::vector<int32_t> prompt,
-                       uint64_t nonce) {
+                       std::string prompt_text, uint64_t nonce) {
   GenerationJob job;
   job.request_id = nonce;
   job.prompt = std::move(prompt);
@@ -26,7 +42,15 @@ GenerationJob make_job(Service& svc, const CompletionRequest& request, std::vect
   job.stop_ids = svc.stop_ids;
   job.top_logprobs = request.logprobs ? request.top_logprobs : -1;
   job.session = request.session;
+  job.prompt_text = std::move(prompt_text);
   job.stop_after = make_stop_check(svc.tokenizer, request.stop);
+  if (request.endpoint == Endpoint::kChat) {
+    ConstraintSpec spec = request.constraint;
+    if (spec.reasoning_budget < 0) spec.reasoning_budget = svc.options.reasoning_budget;
+    job.constraint =
+        OutputConstraint::create(svc.constraint_vocab, svc.tokenizer, spec, job.prompt);
+  }
+  job.response_key = response_key(request, job);
   job.submitted_ns = core::now_ns();
   return job;
 }
@@ -55,13 +79,16 @@ AnswerPlan make_plan(Service& svc, const CompletionRequest& request, uint64_t no
 
 void serve_generation(Service& svc, CompletionRequest request, httplib::Response& res) {
   std::vector<int32_t> prompt;
-  if (auto e = build_prompt(request, svc.tokenizer, svc.vocab_size, svc.capacity, &prompt)) {
+  std::string prompt_text;
+  if (auto e = build_prompt(request, svc.tokenizer, svc.vocab_size, svc.capacity, &prompt,
+                            &prompt_text)) {
     return answer_error(svc, res, *e);
   }
   const uint64_t nonce = next_request_nonce(svc);
   AnswerPlan plan = make_plan(svc, request, nonce);
   svc.responses.begin();
-  auto stream = svc.queue.submit(make_job(svc, request, std::move(prompt), nonce));
+  auto stream =
+      svc.queue.submit(make_job(svc, request, std::move(prompt), std::move(prompt_text), nonce));
   if (!stream) {
     svc.responses.end();
     if (stream.error().code() == core::StatusCode::kResourceExhausted) {
@@ -71,7 +98,7 @@ void serve_generation(Service& svc, CompletionRequest request, httplib::Response
     return answer_error(svc, res, shutting_down_error());
   }
   if (request.stream) return answer_streamed(svc, res, std::move(stream.value()), std::move(plan));
-  answer_whole(svc, res, *stream.value(), std::move(plan));
+  answer_whole(svc, res, std::move(stream.value()), std::move(plan));
 }
 
 }  // namespace anchorage::server

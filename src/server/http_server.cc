@@ -27,8 +27,9 @@ namespace {
 
 // The route a request matched, for metrics labels (never the client's path itself).
 std::string route_label(const httplib::Request& req) {
-  static constexpr const char* kRoutes[] = {"/v1/chat/completions", "/v1/completions", "/v1/models",
-                                            "/health", "/metrics"};
+  static constexpr const char* kRoutes[] = {
+      "/v1/chat/completions", "/v1/completions", "/v1/models",    "/health", "/metrics",
+      "/v1/cache/stats",      "/v1/cache/clear", "/v1/cache/peek"};
   for (const char* r : kRoutes) {
     if (req.path == r) return r;
   }
@@ -42,11 +43,15 @@ struct HttpServer::Impl {
   Impl(const ServerOptions& o, ServedModel& m)
       : options(o),
         model(m),
-        queue(*m.engine, o.queue_capacity, &metrics),
+        caches(o.cache.enabled ? std::make_unique<EngineCaches>(o.cache, *m.engine, *m.tokenizer)
+                               : nullptr),
+        queue(*m.engine, o.queue_capacity, &metrics, caches.get()),
         service(options, *m.tokenizer, queue, metrics, responses) {
     service.capacity = m.engine->capacity();
     service.vocab_size = m.vocab_size;
     service.stop_ids = m.stop_ids;
+    service.constraint_vocab = make_constraint_vocab(*m.tokenizer);
+    service.caches = caches.get();
     service.created = int64_t(std::time(nullptr));
     service.nonce_base = uint64_t(core::now_ns()) ^ (uint64_t(std::random_device{}()) << 32);
   }
@@ -57,6 +62,7 @@ struct HttpServer::Impl {
   ServedModel& model;
   Metrics metrics;
   ResponseTracker responses;
+  std::unique_ptr<EngineCaches> caches;  // null with --no-cache
   EngineQueue queue;
   Service service;
   httplib::Server http;
@@ -92,6 +98,9 @@ void HttpServer::Impl::install() {
   http.Get(R"(/v1/models/([^/]+))", route("/v1/models/{id}", handle_model));
   http.Get("/health", route("/health", handle_health));
   http.Get("/metrics", route("/metrics", handle_metrics));
+  http.Get("/v1/cache/stats", route("/v1/cache/stats", handle_cache_stats));
+  http.Post("/v1/cache/clear", route("/v1/cache/clear", handle_cache_clear));
+  http.Post("/v1/cache/peek", route("/v1/cache/peek", handle_cache_peek));
 
   // Errors httplib itself produces (no route, 413 body too large, a malformed request line)
   // get the OpenAI error shape too; our handlers' errors already have a body.

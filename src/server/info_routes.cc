@@ -1,6 +1,8 @@
 // GET /v1/models, /v1/models/{id}, /health, /metrics (routes.h).
 #include <httplib.h>
 
+#include "server/engine_caches.h"
+#include "server/metrics.h"
 #include "server/openai_json.h"
 #include "server/responder.h"
 #include "server/routes.h"
@@ -32,13 +34,28 @@ void handle_health(Service& svc, const httplib::Request&, httplib::Response& res
   body["queue_depth"] = svc.queue.depth();
   body["queue_capacity"] = svc.queue.capacity();
   body["engine_busy"] = svc.queue.running();
+  // The caches in a few figures (GET /v1/cache/stats has them all).
+  if (svc.caches != nullptr) {
+    const Json s = svc.caches->stats_json();
+    body["cache"] = Json{{"enabled", true},
+                         {"resident_tokens", s["resident"]["tokens"]},
+                         {"end_position", s["resident"]["end_position"]},
+                         {"anchors", s["resident"]["anchors"]},
+                         {"store_entries", s["store"]["entries"]},
+                         {"held_bytes", s["memory"]["held_bytes"]},
+                         {"ceiling_bytes", s["memory"]["ceiling_bytes"]}};
+  } else {
+    body["cache"] = Json{{"enabled", false}};
+  }
   res.status = stopping ? 503 : 200;
   res.set_content(dump_json(body), "application/json");
 }
 
 void handle_metrics(Service& svc, const httplib::Request&, httplib::Response& res) {
   const QueueGauges gauges{svc.queue.depth(), svc.queue.capacity(), svc.queue.running()};
-  res.set_content(svc.metrics.render(gauges), "text/plain; version=0.0.4");
+  std::string text = svc.metrics.render(gauges);
+  if (svc.caches != nullptr) append_cache_metrics(svc.caches->stats_json(), &text);
+  res.set_content(text, "text/plain; version=0.0.4");
 }
 
 }  // namespace anchorage::server

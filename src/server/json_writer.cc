@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "text/json_string.h"
 #include "text/utf8.h"
 
 namespace anchorage::server {
@@ -11,48 +12,13 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 void write_string(const std::string& s, std::string* out) {
+  if (text::utf8_is_valid(s)) {
+    text::append_json_string(s, out);
+    return;
+  }
   std::string valid;
-  const std::string* text = &s;
-  if (!text::utf8_is_valid(s)) {
-    (void)text::utf8_append_lossy(s, /*final=*/true, &valid);
-    text = &valid;
-  }
-  out->push_back('"');
-  for (const char c : *text) {
-    switch (c) {
-      case '"':
-        *out += "\\\"";
-        break;
-      case '\\':
-        *out += "\\\\";
-        break;
-      case '\b':
-        *out += "\\b";
-        break;
-      case '\f':
-        *out += "\\f";
-        break;
-      case '\n':
-        *out += "\\n";
-        break;
-      case '\r':
-        *out += "\\r";
-        break;
-      case '\t':
-        *out += "\\t";
-        break;
-      default:
-        if (uint8_t(c) < 0x20) {
-          static constexpr char kHex[] = "0123456789abcdef";
-          *out += "\\u00";
-          out->push_back(kHex[uint8_t(c) >> 4]);
-          out->push_back(kHex[uint8_t(c) & 15]);
-        } else {
-          out->push_back(c);
-        }
-    }
-  }
-  out->push_back('"');
+  (void)text::utf8_append_lossy(s, /*final=*/true, &valid);
+  text::append_json_string(valid, out);
 }
 
 template <typename T>

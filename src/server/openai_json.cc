@@ -118,10 +118,10 @@ Json render_usage(const JobOutcome& o, const SessionKey& session) {
   usage["completion_tokens"] = o.completion_tokens;
   usage["total_tokens"] = o.prompt_tokens + o.completion_tokens;
   usage["prompt_tokens_details"] = Json{{"cached_tokens", o.cached_tokens}};
-  Json cache = Json{{"tier", o.cache_tier},
-                    {"source", o.cache_source},
-                    {"cached", o.cached_tokens},
-                    {"reread", o.reread_tokens}};
+  Json cache =
+      Json{{"tier", o.cache_tier},      {"source", o.cache_source}, {"cached", o.cached_tokens},
+           {"reread", o.reread_tokens}, {"exact", o.cache_exact},   {"aligned", o.cache_aligned},
+           {"hidden", o.hidden_tokens}};
   auto ms = [](int64_t ns) { return double(ns / 1000) / 1000.0; };
   Json timings = Json{{"queue_ms", ms(o.queue_ns)},
                       {"prefill_ms", ms(o.prefill_ns)},

@@ -9,12 +9,15 @@ namespace anchorage::server {
 
 std::optional<ApiError> build_prompt(const CompletionRequest& request,
                                      const text::Tokenizer& tokenizer, int64_t vocab_size,
-                                     int64_t capacity, std::vector<int32_t>* ids) {
+                                     int64_t capacity, std::vector<int32_t>* ids,
+                                     std::string* chat_text) {
   const bool chat = request.endpoint == Endpoint::kChat;
   const char* field = chat ? "messages" : "prompt";
   ids->clear();
   if (chat) {
-    tokenizer.encode(text::render_qwen3_prompt(request.chat), ids);
+    std::string rendered = text::render_qwen3_prompt(request.chat);
+    tokenizer.encode(rendered, ids);
+    if (chat_text != nullptr) *chat_text = std::move(rendered);
   } else if (request.prompt_is_ids) {
     for (size_t i = 0; i < request.prompt_ids.size(); ++i) {
       if (request.prompt_ids[i] >= vocab_size) {

@@ -2,12 +2,14 @@
 // (text::render_qwen3_prompt) then the tokenizer; completions: the tokenizer, or the ids as
 // sent — measured against the model: ids inside the vocabulary, a prompt that is not empty
 // and fits the context (400 "context_length_exceeded" naming messages / prompt otherwise).
+// chat_text (may be null) receives a chat's rendered text (the caches' end alignment).
 //
 // Thread safety: pure function; runs on an HTTP thread (the tokenizer is thread-safe).
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "server/api_error.h"
@@ -21,6 +23,7 @@ namespace anchorage::server {
 
 std::optional<ApiError> build_prompt(const CompletionRequest& request,
                                      const text::Tokenizer& tokenizer, int64_t vocab_size,
-                                     int64_t capacity, std::vector<int32_t>* ids);
+                                     int64_t capacity, std::vector<int32_t>* ids,
+                                     std::string* chat_text = nullptr);
 
 }  // namespace anchorage::server

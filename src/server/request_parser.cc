@@ -113,7 +113,10 @@ void read_tool_choice(FieldReader& r, const Json& body, CompletionRequest* out) 
     const auto& c = choice->get_ref<const std::string&>();
     if (c == "none") {
       out->parse_tool_calls = false;
-    } else if (c == "required" && !has_tools) {
+      out->constraint.tool_choice = ToolChoiceMode::kNone;
+    } else if (c == "required" && has_tools) {
+      out->constraint.tool_choice = ToolChoiceMode::kRequired;
+    } else if (c == "required") {
       r.fail(field_error("tool_choice", "\"required\" needs tools"));
     } else if (c != "auto" && c != "required") {
       r.fail(field_error("tool_choice", "must be \"none\", \"auto\", \"required\" or an object"));
@@ -132,7 +135,11 @@ void read_tool_choice(FieldReader& r, const Json& body, CompletionRequest* out) 
     return r.fail(field_error("tool_choice.function.name", "must be a string"));
   }
   for (const std::string& n : tool_names(body)) {
-    if (n == name->get_ref<const std::string&>()) return;
+    if (n == name->get_ref<const std::string&>()) {
+      out->constraint.tool_choice = ToolChoiceMode::kNamed;
+      out->constraint.function_name = n;
+      return;
+    }
   }
   r.fail(field_error("tool_choice.function.name", "names no tool in tools"));
 }
@@ -182,6 +189,9 @@ std::optional<ApiError> parse_chat_body(std::string_view body,
   }
   read_tool_choice(r, json, out);
   read_reasoning_effort(r, json, out);
+  std::optional<int64_t> budget;
+  r.read_int("reasoning_budget", 0, INT32_MAX, &budget);
+  if (budget) out->constraint.reasoning_budget = *budget;
   if (!r.ok()) return r.error();
   return resolve_session(json, session_header, &out->session);
 }

@@ -15,6 +15,8 @@ constexpr std::string_view kJsonType = "application/json";
 
 // The error a job that did not finish normally reports, or nullopt.
 std::optional<ApiError> outcome_error(const JobOutcome& o) {
+  if (o.end == JobEnd::kFailed && o.status.code() == core::StatusCode::kResourceExhausted)
+    return memory_full_error();
   if (o.end == JobEnd::kFailed) return internal_error("the generation failed");
   if (o.end == JobEnd::kCancelled && !o.status.is_ok()) return shutting_down_error();
   return std::nullopt;
@@ -128,29 +130,92 @@ void answer_streamed(Service& svc, httplib::Response& res, std::shared_ptr<Token
       [answer](bool success) { answer->release(success); });
 }
 
-void answer_whole(Service& svc, httplib::Response& res, TokenStream& stream, AnswerPlan plan) {
-  ChoiceBuilder builder(svc.tokenizer, plan.choice);
-  ChoiceDelta choice;
-  std::vector<TokenEvent> events;
-  JobOutcome outcome;
-  while (true) {
-    events.clear();
-    const bool done =
-        stream.wait(std::chrono::milliseconds(svc.options.sse_ping_ms), &events, &outcome);
-    for (const TokenEvent& e : events) builder.add(e, &choice);
-    if (done) break;
+namespace {
+
+// A non-streamed answer that is still decoding: its status is already 200 (the first token
+// came, so the prompt was accepted), and while it waits it writes one space now and then —
+// JSON allows leading whitespace — so a client that hung up is found by the failed write
+// and its generation stops, as a streamed one does (docs/http-api.md "Disconnects").
+class WholeAnswer {
+ public:
+  WholeAnswer(Service& svc, std::shared_ptr<TokenStream> stream, AnswerPlan plan)
+      : svc_(svc),
+        stream_(std::move(stream)),
+        plan_(std::move(plan)),
+        builder_(svc.tokenizer, plan_.choice) {}
+
+  // Collects events for up to one ping interval; true when the job ended.
+  bool collect() {
+    events_.clear();
+    done_ = stream_->wait(std::chrono::milliseconds(svc_.options.sse_ping_ms), &events_, &outcome_);
+    for (const TokenEvent& e : events_) builder_.add(e, &choice_);
+    return done_;
   }
-  if (auto error = outcome_error(outcome)) {
-    answer_error(svc, res, *error);
-  } else {
-    builder.finish(&choice);
-    const std::string_view reason = finish_reason(outcome.end, builder.saw_tool_calls());
-    const Json body = render_response(plan.meta, svc.tokenizer, choice, plan.choice.logprobs,
-                                      reason, render_usage(outcome, plan.session));
+  bool got_tokens() const { return !events_.empty(); }
+  bool done() const { return done_; }
+
+  // The whole response once the job ended: status and body.
+  void render(httplib::Response& res) {
+    if (auto error = outcome_error(outcome_)) return answer_error(svc_, res, *error);
     res.status = 200;
-    res.set_content(dump_json(body), std::string(kJsonType));
+    res.set_content(body(), std::string(kJsonType));
   }
-  svc.responses.end();
+
+  bool pump(httplib::DataSink& sink) {
+    if (!done_ && !collect()) {
+      if (sink.write(" ", 1)) return true;
+      stream_->cancel();
+      return false;
+    }
+    const std::string text =
+        outcome_error(outcome_) ? render_error_body(*outcome_error(outcome_)) : body();
+    if (!sink.write(text.data(), text.size())) return false;
+    sink.done();
+    return true;
+  }
+
+  void release(bool success) {
+    if (!success) stream_->cancel();
+    svc_.responses.end();
+  }
+
+ private:
+  std::string body() {
+    builder_.finish(&choice_);
+    const std::string_view reason = finish_reason(outcome_.end, builder_.saw_tool_calls());
+    const Json j = render_response(plan_.meta, svc_.tokenizer, choice_, plan_.choice.logprobs,
+                                   reason, render_usage(outcome_, plan_.session));
+    return dump_json(j);
+  }
+
+  Service& svc_;
+  std::shared_ptr<TokenStream> stream_;
+  AnswerPlan plan_;
+  ChoiceBuilder builder_;
+  ChoiceDelta choice_;
+  std::vector<TokenEvent> events_;
+  JobOutcome outcome_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+void answer_whole(Service& svc, httplib::Response& res, std::shared_ptr<TokenStream> stream,
+                  AnswerPlan plan) {
+  auto answer = std::make_shared<WholeAnswer>(svc, std::move(stream), std::move(plan));
+  // Until the first token the status is open (a queue or memory refusal is still a 4xx/5xx).
+  while (!answer->collect() && !answer->got_tokens()) {
+  }
+  if (answer->done()) {
+    answer->render(res);
+    svc.responses.end();
+    return;
+  }
+  res.status = 200;
+  res.set_chunked_content_provider(
+      std::string(kJsonType),
+      [answer](size_t, httplib::DataSink& sink) { return answer->pump(sink); },
+      [answer](bool success) { answer->release(success); });
 }
 
 }  // namespace anchorage::server

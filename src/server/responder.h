@@ -33,7 +33,11 @@ struct AnswerPlan {
 // Both take over one ResponseTracker::begin() made by the caller and end it when done.
 void answer_streamed(Service& svc, httplib::Response& res, std::shared_ptr<TokenStream> stream,
                      AnswerPlan plan);
-void answer_whole(Service& svc, httplib::Response& res, TokenStream& stream, AnswerPlan plan);
+// answer_whole waits for the first token (so a refusal still gets its status), then finishes
+// as a chunked 200 that writes a space while it waits: a client that hung up is found by the
+// failed write and its generation cancelled.
+void answer_whole(Service& svc, httplib::Response& res, std::shared_ptr<TokenStream> stream,
+                  AnswerPlan plan);
 
 // Writes an ApiError as the response (status, JSON body, Retry-After for 429 and 503).
 void answer_error(const Service& svc, httplib::Response& res, const ApiError& error);

@@ -25,6 +25,10 @@ void handle_models(Service& svc, const httplib::Request& req, httplib::Response&
 void handle_model(Service& svc, const httplib::Request& req, httplib::Response& res);
 void handle_health(Service& svc, const httplib::Request& req, httplib::Response& res);
 void handle_metrics(Service& svc, const httplib::Request& req, httplib::Response& res);
+// The cache routes (docs/http-api.md "Cache routes", cache_routes.cc).
+void handle_cache_stats(Service& svc, const httplib::Request& req, httplib::Response& res);
+void handle_cache_clear(Service& svc, const httplib::Request& req, httplib::Response& res);
+void handle_cache_peek(Service& svc, const httplib::Request& req, httplib::Response& res);
 
 // The x-session-id header's value, if the request has one.
 std::optional<std::string_view> session_header(const httplib::Request& req);

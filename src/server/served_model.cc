@@ -3,17 +3,73 @@
 #include <algorithm>
 
 #include "core/clock.h"
+#include "core/thread_pool.h"
+#include "model/gguf/gguf_file.h"
+#include "model/gguf/qwen35_gguf_loader.h"
 #include "model/qwen35/config.h"
 #include "model/qwen35/qwen35_model.h"
+#include "server/gguf_text.h"
 
 namespace anchorage::server {
+
+namespace {
+
+// The model (and its tokenizer, when the file has one) of a GGUF file.
+core::Result<std::unique_ptr<model::Architecture>> load_gguf(const ModelSpec& spec,
+                                                             ServedModel* out,
+                                                             std::vector<int64_t>* eos_ids) {
+  auto file = model::gguf::GgufFile::open(spec.gguf_path);
+  if (!file) return file.error();
+  if (core::Status s = check_gguf_chat_template(*file, spec.chat_template); !s.is_ok()) {
+    return core::Status(s.code() == core::StatusCode::kInvalidArgument
+                            ? s
+                            : core::Status::unsupported(spec.gguf_path + ": " + s.message()));
+  }
+  if (gguf_has_tokenizer(*file)) {
+    auto tokenizer = gguf_tokenizer(*file);
+    if (!tokenizer) return tokenizer.error();
+    out->tokenizer = std::make_unique<text::Tokenizer>(std::move(tokenizer.value()));
+  }
+  model::qwen35::Qwen35Options mopts;
+  mopts.kv_dtype = spec.kv_dtype;
+  core::ThreadPool pool(spec.threads > 0 ? spec.threads : core::ThreadPool::hardware_threads());
+  auto m = model::gguf::load_qwen35_gguf(*file, mopts, &pool);
+  if (!m) return m.error();
+  *eos_ids = (*m)->config().eos_token_ids;
+  return std::unique_ptr<model::Architecture>(std::move(m.value()));
+}
+
+// A preset with random weights, its vocabulary padded to cover the tokenizer.
+core::Result<std::unique_ptr<model::Architecture>> make_random(const ModelSpec& spec,
+                                                               const text::Tokenizer& tokenizer,
+                                                               int64_t* vocab_size) {
+  auto cfg = model::qwen35::qwen35_preset(spec.preset);
+  if (!cfg) return cfg.error();
+  cfg->vocab_size = std::max<int64_t>(cfg->vocab_size, tokenizer.vocab_size());
+  *vocab_size = cfg->vocab_size;
+  model::qwen35::Qwen35Options mopts;
+  mopts.weight_dtype = spec.weight_dtype;
+  mopts.kv_dtype = spec.kv_dtype;
+  return model::qwen35::make_random_qwen35(*cfg, spec.seed, mopts);
+}
+
+}  // namespace
 
 core::Result<ServedModel> load_served_model(const ModelSpec& spec) {
   const int64_t t0 = core::now_ns();
   ServedModel out;
-  auto tokenizer = text::Tokenizer::load_file(spec.tokenizer_json);
-  if (!tokenizer) return tokenizer.error();
-  out.tokenizer = std::make_unique<text::Tokenizer>(std::move(tokenizer.value()));
+  std::unique_ptr<model::Architecture> gguf_model;
+  std::vector<int64_t> eos_ids;
+  if (!spec.gguf_path.empty()) {
+    auto m = load_gguf(spec, &out, &eos_ids);
+    if (!m) return m.error();
+    gguf_model = std::move(m.value());
+  }
+  if (out.tokenizer == nullptr) {
+    auto tokenizer = text::Tokenizer::load_file(spec.tokenizer_json);
+    if (!tokenizer) return tokenizer.error();
+    out.tokenizer = std::make_unique<text::Tokenizer>(std::move(tokenizer.value()));
+  }
   // The chat format's end of turn and the base model's end of text: both end a generation
   // whatever the request says.
   for (const char* piece : {"<|im_end|>", "<|endoftext|>"}) {
@@ -22,21 +78,30 @@ core::Result<ServedModel> load_served_model(const ModelSpec& spec) {
   if (out.stop_ids.empty()) {
     return core::Status::invalid_argument("tokenizer: has neither <|im_end|> nor <|endoftext|>");
   }
+  for (int64_t id : eos_ids) {  // the file's eos ids stop too
+    if (std::find(out.stop_ids.begin(), out.stop_ids.end(), int32_t(id)) == out.stop_ids.end())
+      out.stop_ids.push_back(int32_t(id));
+  }
 
-  auto cfg = model::qwen35::qwen35_preset(spec.preset);
-  if (!cfg) return cfg.error();
-  cfg->vocab_size = std::max<int64_t>(cfg->vocab_size, out.tokenizer->vocab_size());
-  out.vocab_size = cfg->vocab_size;
-  model::qwen35::Qwen35Options mopts;
-  mopts.weight_dtype = spec.weight_dtype;
-  mopts.kv_dtype = spec.kv_dtype;
-  auto arch = model::qwen35::make_random_qwen35(*cfg, spec.seed, mopts);
-  if (!arch) return arch.error();
+  std::unique_ptr<model::Architecture> arch;
+  if (gguf_model != nullptr) {
+    if (out.tokenizer->vocab_size() > gguf_model->vocab_size()) {
+      return core::Status::invalid_argument(
+          spec.gguf_path + ": the tokenizer has " + std::to_string(out.tokenizer->vocab_size()) +
+          " ids, more than the model's vocabulary of " + std::to_string(gguf_model->vocab_size()));
+    }
+    out.vocab_size = gguf_model->vocab_size();
+    arch = std::move(gguf_model);
+  } else {
+    auto random = make_random(spec, *out.tokenizer, &out.vocab_size);
+    if (!random) return random.error();
+    arch = std::move(random.value());
+  }
 
   engine::EngineOptions eopts;
   eopts.capacity = spec.capacity;
   eopts.n_threads = spec.threads;
-  auto engine = engine::Engine::create(std::move(arch.value()), eopts);
+  auto engine = engine::Engine::create(std::move(arch), eopts);
   if (!engine) return engine.error();
   out.engine = std::move(engine.value());
   out.load_ns = core::now_ns() - t0;

@@ -27,6 +27,10 @@ struct ModelSpec {
   int64_t capacity = 32768;    // context tokens (opencode's traces ask for a 32k window)
   int threads = 0;             // engine threads; 0 = every hardware thread
   std::string tokenizer_json;  // path of the HF tokenizer.json
+  // A GGUF model file (docs/gguf.md): when set, the model, and the tokenizer when the file has
+  // one, come from it (preset, seed and weight_dtype are ignored); else random weights.
+  std::string gguf_path;
+  std::string chat_template;  // --chat-template: a known family that overrides the file's
 };
 
 struct ServedModel {
@@ -38,7 +42,8 @@ struct ServedModel {
 };
 
 // Errors: the tokenizer file (NotFound / parse errors), an unknown preset, invalid options, or
-// a tokenizer with neither stop token.
+// a tokenizer with neither stop token; for a GGUF file, the file's and the loader's errors, a
+// chat template that is not recognised, or a tokenizer larger than the model's vocabulary.
 core::Result<ServedModel> load_served_model(const ModelSpec& spec);
 
 }  // namespace anchorage::server

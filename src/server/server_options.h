@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "server/engine_caches.h"
+
 namespace anchorage::server {
 
 struct ServerOptions {
@@ -29,6 +31,13 @@ struct ServerOptions {
   // HTTP worker threads; 0 = queue_capacity + 8 (every queued request holds one while it
   // waits, and /health, /metrics and idle keep-alive connections need a few more).
   int http_threads = 0;
+  // Reasoning tokens a chat answer may write before the server closes its <think> block with
+  // a hidden phrase (output_constraint.h); -1: no limit. A request's reasoning_budget wins.
+  int64_t reasoning_budget = -1;
+  // The cache tiers (docs/cache.md); cache.enabled false is --no-cache.
+  CacheOptions cache;
+  // When set, POST /v1/cache/clear needs `Authorization: Bearer <admin_token>`.
+  std::string admin_token;
 };
 
 }  // namespace anchorage::server

@@ -14,6 +14,7 @@
 
 #include "server/engine_queue.h"
 #include "server/metrics.h"
+#include "server/output_constraint.h"
 #include "server/server_options.h"
 
 namespace anchorage::text {
@@ -47,11 +48,13 @@ struct Service {
   EngineQueue& queue;
   Metrics& metrics;
   ResponseTracker& responses;
-  int64_t capacity = 0;           // the engine's context, in tokens
-  int64_t vocab_size = 0;         // the model's (padded) vocabulary
-  std::vector<int32_t> stop_ids;  // <|im_end|>, <|endoftext|>
-  int64_t created = 0;            // unix seconds at start (/v1/models)
-  uint64_t nonce_base = 0;        // mixed with a counter into request ids and default seeds
+  int64_t capacity = 0;              // the engine's context, in tokens
+  int64_t vocab_size = 0;            // the model's (padded) vocabulary
+  std::vector<int32_t> stop_ids;     // <|im_end|>, <|endoftext|>
+  ConstraintVocab constraint_vocab;  // the tags constrained decoding needs
+  EngineCaches* caches = nullptr;    // null with --no-cache
+  int64_t created = 0;               // unix seconds at start (/v1/models)
+  uint64_t nonce_base = 0;           // mixed with a counter into request ids and default seeds
   std::atomic<uint64_t> next_request{0};
   std::atomic<bool> shutting_down{false};
 };

@@ -6,49 +6,10 @@
 #include <cstdlib>
 
 #include "core/check.h"
+#include "text/json_string.h"
 
 namespace anchorage::text {
 namespace {
-
-void append_python_string(const std::string& s, std::string* out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out->push_back('"');
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        *out += "\\\"";
-        break;
-      case '\\':
-        *out += "\\\\";
-        break;
-      case '\n':
-        *out += "\\n";
-        break;
-      case '\r':
-        *out += "\\r";
-        break;
-      case '\t':
-        *out += "\\t";
-        break;
-      case '\b':
-        *out += "\\b";
-        break;
-      case '\f':
-        *out += "\\f";
-        break;
-      default:
-        if (c < 0x20) {
-          *out += "\\u00";
-          out->push_back(kHex[c >> 4]);
-          out->push_back(kHex[c & 0xf]);
-        } else {
-          out->push_back(ch);
-        }
-    }
-  }
-  out->push_back('"');
-}
 
 template <typename Int>
 void append_integer(Int v, std::string* out) {
@@ -141,7 +102,7 @@ void append_python_json(const nlohmann::ordered_json& value, std::string* out) {
       append_python_float(value.get<double>(), out);
       return;
     case Kind::string:
-      append_python_string(value.get_ref<const std::string&>(), out);
+      append_json_string(value.get_ref<const std::string&>(), out);
       return;
     case Kind::array: {
       out->push_back('[');
@@ -160,7 +121,7 @@ void append_python_json(const nlohmann::ordered_json& value, std::string* out) {
       for (const auto& [key, element] : value.items()) {
         if (!first) *out += ", ";
         first = false;
-        append_python_string(key, out);
+        append_json_string(key, out);
         *out += ": ";
         append_python_json(element, out);
       }

@@ -25,6 +25,8 @@
 
 namespace anchorage::text {
 
+struct BpeVocab;
+
 class Tokenizer {
  public:
   // Reads and parses a tokenizer.json. NotFound / IOError when the file cannot be read, and
@@ -32,6 +34,9 @@ class Tokenizer {
   static core::Result<Tokenizer> load_file(const std::string& path);
   // Parses the text of a tokenizer.json.
   static core::Result<Tokenizer> from_json(std::string_view json_text);
+  // From a GGUF file's vocabulary (text/bpe_vocab.h): spec_from_vocab()'s errors, then
+  // create()'s.
+  static core::Result<Tokenizer> from_vocab(const BpeVocab& vocab);
   // Builds the tables; BpeModel::create()'s errors, or a pre-tokenizer regex that does not
   // compile.
   static core::Result<Tokenizer> create(TokenizerSpec spec);

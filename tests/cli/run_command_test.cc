@@ -101,7 +101,7 @@ TEST(RunCommand, ProgressBarGoesToStderrOnlyWhenAsked) {
 
 TEST(RunCommand, BadUsageExitsWithTwo) {
   for (const char* args :
-       {"run --max-tokens x", "run --top-p 1.5", "run --weight-dtype f16", "run --preset huge",
+       {"run --max-tokens x", "run --top-p 1.5", "run --weight-dtype f64", "run --preset huge",
         "run --prompt-ids 1,,2", "run --bogus", "run --chunk 0 --preset tiny",
         "run --preset tiny --prompt-ids 999999", "frobnicate", ""}) {
     Output o = run(args, true);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <span>
 #include <vector>
 
 #include "support/state_snapshot.h"
@@ -113,6 +115,57 @@ TEST(Generation, SeededSamplingRepeatsAcrossEngines) {
   auto rc = generate(*a, prompt, o);
   ASSERT_TRUE(rc.has_value());
   EXPECT_NE(ra->tokens, rc->tokens);
+}
+
+}  // namespace
+}  // namespace anchorage::engine
+
+namespace anchorage::engine {
+namespace {
+
+// allowed_next: greedy picks the best logit among the allowed ids (the manual argmax over
+// them), a single allowed id is taken as is, and the engine's logits stay the model's own.
+TEST(Generation, AllowedNextRestrictsEveryStep) {
+  auto prompt = random_tokens(50, kVocab, 3);
+  const std::vector<int32_t> evens = [] {
+    std::vector<int32_t> v;
+    for (int32_t i = 0; i < int32_t(kVocab); i += 2) v.push_back(i);
+    return v;
+  }();
+  const int32_t forced = 7;
+  auto e = toy_engine();
+  std::vector<std::vector<float>> seen_logits;
+  GenerationOptions o{.max_tokens = 8};
+  o.allowed_next = [&](std::span<const int32_t> sampled) -> std::span<const int32_t> {
+    if (sampled.size() == 3) return std::span<const int32_t>(&forced, 1);
+    return evens;
+  };
+  o.on_token = [&](int32_t) {
+    seen_logits.emplace_back(e->logits().begin(), e->logits().end());
+    return true;
+  };
+  auto r = generate(*e, prompt, o);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->tokens.size(), 8u);
+
+  // The same steps by hand on a second engine.
+  auto m = toy_engine();
+  ASSERT_TRUE(m->prefill(prompt).is_ok());
+  for (size_t i = 0; i < 8; ++i) {
+    const std::span<const float> logits = m->logits();
+    ASSERT_EQ(0, std::memcmp(logits.data(), seen_logits[i].data(), logits.size_bytes()));
+    int32_t want = forced;
+    if (i != 3) {
+      want = evens[0];
+      for (int32_t id : evens)
+        if (logits[size_t(id)] > logits[size_t(want)]) want = id;
+    }
+    EXPECT_EQ(r->tokens[i], want) << "step " << i;
+    EXPECT_TRUE(i == 3 || want % 2 == 0);
+    if (i < 7) {
+      ASSERT_TRUE(m->decode(want).is_ok());
+    }
+  }
 }
 
 }  // namespace

@@ -29,3 +29,13 @@ add_test(NAME request_parser_fuzz
 '${_fuzz_work}' '${CMAKE_SOURCE_DIR}/tests/corpus/chat_requests' \
 '${CMAKE_SOURCE_DIR}/tests/corpus/request_parser'")
 set_tests_properties(request_parser_fuzz PROPERTIES TIMEOUT 180)
+
+# The GGUF parser fuzzer (built by the same sub-project): a bounded run seeded with the small
+# files in tests/corpus/gguf/ (written by `anchorage gguf-random` and hand-cut variants).
+set(_gguf_fuzz_work ${CMAKE_CURRENT_BINARY_DIR}/gguf_parser_fuzz_corpus)
+add_test(NAME gguf_parser_fuzz
+         COMMAND sh -c "mkdir -p '${_gguf_fuzz_work}' && '${_fuzz_build}/gguf_parser_fuzzer' \
+-max_total_time=20 -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 -max_len=65536 \
+-print_final_stats=1 -artifact_prefix='${CMAKE_CURRENT_BINARY_DIR}/gguf_' \
+'${_gguf_fuzz_work}' '${CMAKE_SOURCE_DIR}/tests/corpus/gguf'")
+set_tests_properties(gguf_parser_fuzz PROPERTIES TIMEOUT 180)

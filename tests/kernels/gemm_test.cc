@@ -1,5 +1,6 @@
 // Tests for kernels::gemm and PackedWeight: every ISA and every blocking gives the bits of the
-// plain reference (kernels/ref/gemm_ref.h), compared with memcmp.
+// plain reference (kernels/ref/gemm_ref.h) over the stored weights' f32 values, compared with
+// memcmp, for every storage type (f32, bf16, f16, Q8_0, Q4_K, Q6_K).
 #include "kernels/gemm.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include "core/rng.h"
 #include "core/thread_pool.h"
 #include "kernels/packed_weight.h"
+#include "kernels/quant.h"
 #include "kernels/ref/gemm_ref.h"
 
 namespace anchorage::kernels {
@@ -50,19 +52,30 @@ std::vector<Isa> runnable_isas() {
   return out;
 }
 
+// K rounded up to the type's block (quantized types need whole blocks per row).
+int64_t whole_blocks(int64_t k, DType t) {
+  const int64_t b = core::dtype_block_elements(t);
+  return (k + b - 1) / b * b;
+}
+
 // One GEMM problem: x [M][ldx], W [N][K], y [M][ldy] pre-filled with a sentinel so a write
-// past column N (or into the ldy padding) is seen.
+// past column N (or into the ldy padding) is seen. w_f32 holds w's stored values as f32: the
+// reference runs on it, so a quantized GEMM must equal the f32 GEMM of its dequantized weights.
 struct Problem {
   int64_t M, K, N, ldx, ldy;
   std::vector<float> x;
   PackedWeight w;
+  PackedWeight w_f32;
 
   Problem(int64_t m, int64_t k, int64_t n, DType dtype, uint64_t seed, int64_t x_pad = 0,
           int64_t y_pad = 0)
-      : M(m), K(k), N(n), ldx(k + x_pad), ldy(n + y_pad) {
+      : M(m), K(whole_blocks(k, dtype)), N(n), ldx(K + x_pad), ldy(n + y_pad) {
     x = random_floats(M * ldx, seed);
     const std::vector<float> wf = random_floats(N * K, seed + 1000);
     w = PackedWeight(wf.data(), N, K, dtype);
+    std::vector<float> deq(static_cast<size_t>(N * K));
+    for (int64_t r = 0; r < N; ++r) w.get_row(r, deq.data() + r * K);
+    w_f32 = PackedWeight(deq.data(), N, K, DType::kF32);
   }
 
   std::vector<float> run(core::ThreadPool* pool) const {
@@ -72,7 +85,7 @@ struct Problem {
   }
   std::vector<float> run_ref() const {
     std::vector<float> y(size_t(M * ldy), kSentinel);
-    gemm_ref(x.data(), M, ldx, w, y.data(), ldy);
+    gemm_ref(x.data(), M, ldx, w_f32, y.data(), ldy);
     return y;
   }
   static constexpr float kSentinel = -12345.5f;
@@ -125,7 +138,7 @@ TEST_P(GemmShapes, OneThreadEqualsTwoThreads) {
   core::ThreadPool one(1), two(2);
   for (Isa isa : runnable_isas()) {
     core::set_active_isa(isa);
-    const Problem p(300, 270, 200, GetParam(), 77);
+    const Problem p(100, 1100, 200, GetParam(), 77);  // K across two K blocks
     EXPECT_TRUE(same_bits(p.run(&one), p.run(&two))) << core::isa_name(isa);
     EXPECT_TRUE(same_bits(p.run(nullptr), p.run(&two))) << core::isa_name(isa);
   }
@@ -154,11 +167,16 @@ TEST_P(GemmShapes, RowsIndependentOfBatch) {
       gemm(p.x.data() + sl.start * p.ldx, sl.rows, p.ldx, p.w, part.data(), N, &pool);
       EXPECT_EQ(0, std::memcmp(part.data(), full.data() + sl.start * N, part.size() * 4))
           << core::isa_name(isa) << " start=" << sl.start << " rows=" << sl.rows;
+      gemm(p.x.data() + sl.start * p.ldx, sl.rows, p.ldx, p.w, part.data(), N, nullptr);
+      EXPECT_EQ(0, std::memcmp(part.data(), full.data() + sl.start * N, part.size() * 4))
+          << core::isa_name(isa) << " start=" << sl.start << " rows=" << sl.rows;
     }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, GemmShapes, ::testing::Values(DType::kF32, DType::kBF16),
+INSTANTIATE_TEST_SUITE_P(Dtypes, GemmShapes,
+                         ::testing::Values(DType::kF32, DType::kBF16, DType::kF16, DType::kQ8_0,
+                                           DType::kQ4_K, DType::kQ6_K),
                          [](const auto& info) {
                            return std::string(core::dtype_name(info.param));
                          });
@@ -275,6 +293,104 @@ TEST(PackedWeight, Bf16StoresRoundedValues) {
       EXPECT_EQ(to_bits(row[size_t(k)]), to_bits(want));
       const uint16_t* panel = static_cast<const uint16_t*>(w.panel(r / 32));
       EXPECT_EQ(panel[k * 32 + r % 32], core::f32_to_bf16(wf[size_t(r * K + k)]));
+    }
+  }
+}
+
+// Quantized storage keeps a GGUF row's blocks bit for bit: from_rows() of quantized rows puts
+// the same bytes per (row, block) in the panel layout (k block kb: byte b of lane l at
+// b * 32 + l), and get_row() / at() decode them as dequantize_row() does. Rows past N in the
+// last panel are all-zero blocks.
+TEST(PackedWeight, QuantizedKeepsBlocksAndDecodesThem) {
+  for (DType t : {DType::kQ8_0, DType::kQ4_K, DType::kQ6_K}) {
+    const int64_t N = 40, K = 512, be = core::dtype_block_elements(t);
+    const int64_t bb = core::dtype_block_bytes(t), row_bytes = core::dtype_row_bytes(t, K);
+    const std::vector<float> wf = random_floats(N * K, 21);
+    std::vector<uint8_t> rows(static_cast<size_t>(N * row_bytes));
+    for (int64_t r = 0; r < N; ++r)
+      quantize_row(t, wf.data() + r * K, rows.data() + r * row_bytes, K);
+    const PackedWeight w = PackedWeight::from_rows(rows.data(), t, N, K, t);
+    EXPECT_EQ(w.dtype(), t);
+    EXPECT_EQ(w.storage_bytes(), 2 * 32 * row_bytes) << core::dtype_name(t);
+    std::vector<float> want(static_cast<size_t>(K)), got(static_cast<size_t>(K));
+    for (int64_t r = 0; r < N; ++r) {
+      for (int64_t kb = 0; kb < K / be; ++kb) {
+        const uint8_t* kblock = static_cast<const uint8_t*>(w.panel(r / 32)) + kb * 32 * bb;
+        for (int64_t b = 0; b < bb; ++b)
+          ASSERT_EQ(kblock[b * 32 + r % 32], rows[size_t(r * row_bytes + kb * bb + b)]);
+      }
+      dequantize_row(t, rows.data() + r * row_bytes, want.data(), K);
+      w.get_row(r, got.data());
+      EXPECT_TRUE(same_bits(got, want)) << core::dtype_name(t) << " row " << r;
+      for (int64_t k : {int64_t(0), int64_t(1), be - 1, be, K - 1})
+        EXPECT_EQ(to_bits(w.at(r, k)), to_bits(want[size_t(k)]));
+    }
+    const uint8_t* last = static_cast<const uint8_t*>(w.panel(1));
+    for (int64_t kb = 0; kb < K / be; ++kb) {
+      for (int64_t lane = N % 32; lane < 32; ++lane) {
+        for (int64_t b = 0; b < bb; ++b) EXPECT_EQ(last[kb * 32 * bb + b * 32 + lane], 0);
+      }
+    }
+    // The f32 constructor quantizes with quantize_row(): the same blocks.
+    const PackedWeight q(wf.data(), N, K, t);
+    EXPECT_EQ(0, std::memcmp(q.panel(0), w.panel(0), size_t(w.storage_bytes())));
+  }
+}
+
+// Plain rows convert on the way in: f32 rows stored as f16 round to nearest even, bf16 rows
+// stored as f32 are exact.
+TEST(PackedWeight, FromPlainRowsConverts) {
+  const int64_t N = 33, K = 20;
+  const std::vector<float> wf = random_floats(N * K, 31);
+  const PackedWeight h = PackedWeight::from_rows(wf.data(), DType::kF32, N, K, DType::kF16);
+  std::vector<uint16_t> b16(static_cast<size_t>(N * K));
+  for (size_t i = 0; i < b16.size(); ++i) b16[i] = core::f32_to_bf16(wf[i]);
+  const PackedWeight b = PackedWeight::from_rows(b16.data(), DType::kBF16, N, K, DType::kF32);
+  EXPECT_EQ(h.storage_bytes(), 2 * K * 32 * 2);
+  EXPECT_EQ(b.storage_bytes(), 2 * K * 32 * 4);
+  for (int64_t r = 0; r < N; ++r) {
+    for (int64_t k = 0; k < K; ++k) {
+      const size_t i = size_t(r * K + k);
+      EXPECT_EQ(to_bits(h.at(r, k)), to_bits(core::f16_to_f32(core::f32_to_f16(wf[i]))));
+      EXPECT_EQ(to_bits(b.at(r, k)), to_bits(core::bf16_to_f32(b16[i])));
+    }
+  }
+}
+
+// unpack_panel() (the GEMM's dequantizer, vectorised per ISA) gives at()'s bits on every ISA,
+// for every storage type; f16 includes subnormals, infinities, -0 and a signalling NaN, whose
+// payload must survive unquieted as in core::f16_to_f32.
+TEST(PackedWeight, UnpackPanelEqualsAtOnEveryIsa) {
+  IsaScope scope;
+  const int64_t N = 50, K = 512;
+  std::vector<float> wf = random_floats(N * K, 41);
+  // Rows 3-5 tiny: their blocks' f16 scales are subnormal.
+  for (int64_t i = 3 * K; i < 6 * K; ++i) wf[size_t(i)] *= 1e-4f;
+  for (DType t :
+       {DType::kF32, DType::kBF16, DType::kF16, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K}) {
+    PackedWeight w(wf.data(), N, K, t);
+    if (t == DType::kF16) {
+      std::vector<uint16_t> h(static_cast<size_t>(N * K));
+      for (size_t i = 0; i < h.size(); ++i) h[i] = core::f32_to_f16(wf[i]);
+      const uint16_t specials[] = {0x0001, 0x83ff, 0x7c00, 0xfc00, 0x8000, 0x7c01, 0xfe12, 0x7bff};
+      for (size_t i = 0; i < sizeof(specials) / 2; ++i) h[i * 37] = specials[i];
+      w = PackedWeight::from_rows(h.data(), DType::kF16, N, K, DType::kF16);
+    }
+    for (Isa isa : runnable_isas()) {
+      core::set_active_isa(isa);
+      for (int64_t p = 0; p < w.n_panels(); ++p) {
+        for (int64_t k0 : {int64_t(0), int64_t(256)}) {
+          std::vector<float> out(static_cast<size_t>(256 * 32));
+          w.unpack_panel(p, k0, 256, out.data());
+          for (int64_t k = 0; k < 256; ++k) {
+            for (int64_t lane = 0; lane < 32 && p * 32 + lane < N; ++lane) {
+              ASSERT_EQ(to_bits(out[size_t(k * 32 + lane)]), to_bits(w.at(p * 32 + lane, k0 + k)))
+                  << core::dtype_name(t) << " " << core::isa_name(isa) << " row " << p * 32 + lane
+                  << " col " << k0 + k;
+            }
+          }
+        }
+      }
     }
   }
 }

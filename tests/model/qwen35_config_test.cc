@@ -162,11 +162,41 @@ TEST(Qwen35Config, RopeParametersBeforeFlatKeys) {
   EXPECT_EQ(c->rotary_dim(), 128);
 }
 
-TEST(Qwen35Config, Qwen3NextMoeIsRefusedAsUnsupported) {
+// §1.2, §4.3: Qwen3-Next's MoE fields; every layer is MoE (step 1, no mlp_only_layers).
+TEST(Qwen35Config, ParsesQwen3NextMoe) {
   auto c = parse_hf_config(qwen3_next_config(512));
-  ASSERT_FALSE(c.has_value());
-  EXPECT_EQ(c.error().code(), StatusCode::kUnsupported);
-  EXPECT_NE(c.error().message().find("num_experts"), std::string::npos);
+  ASSERT_TRUE(c.has_value()) << c.error().to_string();
+  EXPECT_EQ(c->num_experts, 512);
+  EXPECT_EQ(c->num_experts_per_tok, 10);
+  EXPECT_EQ(c->moe_intermediate_size, 512);
+  EXPECT_EQ(c->shared_expert_intermediate_size, 512);
+  EXPECT_TRUE(c->norm_topk_prob);
+  for (int64_t l = 0; l < 48; ++l) EXPECT_TRUE(c->is_moe_layer(l)) << l;
+  // Qwen3-Next-80B-A3B: ~80B parameters without the MTP block.
+  EXPECT_GT(c->n_parameters(), 78'000'000'000);
+  EXPECT_LT(c->n_parameters(), 81'000'000'000);
+}
+
+// §1.2: a layer is dense when listed in mlp_only_layers or off the decoder_sparse_step grid.
+TEST(Qwen35Config, MoeLayerSchedule) {
+  std::string j = qwen3_next_config(8);
+  j.replace(j.find("\"decoder_sparse_step\": 1"), 24, "\"decoder_sparse_step\": 2");
+  j.replace(j.find("\"mlp_only_layers\": []"), 21, "\"mlp_only_layers\": [5]");
+  j.replace(j.find("\"num_experts_per_tok\": 10"), 25, "\"num_experts_per_tok\": 2");
+  auto c = parse_hf_config(j);
+  ASSERT_TRUE(c.has_value()) << c.error().to_string();
+  for (int64_t l = 0; l < 48; ++l) EXPECT_EQ(c->is_moe_layer(l), l % 2 == 1 && l != 5) << l;
+  // Too many experts per token, or a MoE model without an expert width, are refused.
+  c->num_experts_per_tok = 9;
+  EXPECT_NE(c->validate().message().find("num_experts_per_tok"), std::string::npos);
+  c->num_experts_per_tok = 2;
+  c->moe_intermediate_size = 0;
+  EXPECT_NE(c->validate().message().find("moe_intermediate_size"), std::string::npos);
+  // A MoE-only model needs no intermediate_size.
+  auto moe = qwen35_preset("tiny-moe");
+  ASSERT_TRUE(moe.has_value()) << moe.error().to_string();
+  EXPECT_EQ(moe->intermediate_size, 0);
+  EXPECT_TRUE(moe->is_moe_layer(0));
 }
 
 TEST(Qwen35Config, ParsesFlatQwen3NextFields) {

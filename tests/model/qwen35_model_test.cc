@@ -125,10 +125,19 @@ TEST(Qwen35Model, WeightBytesFollowTheDtype) {
   // Every parameter but the norms/vectors is in a linear layer; the tied head is counted once.
   EXPECT_GE(f32->weight_bytes(), c.n_parameters() * 4);
   EXPECT_LT(bf16->weight_bytes(), f32->weight_bytes() * 6 / 10);
+  // Weights stay quantized in memory: Q8_0 is 34 bytes per 32 weights (f32 vectors aside).
+  auto q8 = random_model(c, 1, Qwen35Options{core::DType::kQ8_0, core::DType::kF32});
+  EXPECT_LT(q8->weight_bytes(), f32->weight_bytes() * 3 / 10);
+  // Q4_K needs K % 256 == 0; tiny's widths (64, 128) fall back to Q8_0 (weights.h).
+  auto q4 = random_model(c, 1, Qwen35Options{core::DType::kQ4_K, core::DType::kF32});
+  EXPECT_EQ(q4->weight_bytes(), q8->weight_bytes());
 }
 
 TEST(Qwen35Model, RefusesBadOptionsAndConfigs) {
-  auto m = make_random_qwen35(tiny(), 1, Qwen35Options{core::DType::kF16, core::DType::kF32});
+  // Weights may be any storage type; the KV cache only f32 or bf16.
+  auto m = make_random_qwen35(tiny(), 1, Qwen35Options{core::DType::kF32, core::DType::kF16});
+  EXPECT_FALSE(m.has_value());
+  m = make_random_qwen35(tiny(), 1, Qwen35Options{core::DType::kQ8_0, core::DType::kQ8_0});
   EXPECT_FALSE(m.has_value());
   Qwen35Config c = tiny();
   c.linear_num_value_heads = 3;
@@ -156,6 +165,8 @@ void expect_sane_logits(const Architecture& m, int64_t n_tokens) {
 TEST(Qwen35Model, TinyLogitsAreFiniteAndNotFlat) {
   expect_sane_logits(*random_model(tiny(), 5), 24);
   expect_sane_logits(*random_model(tiny(), 5, {core::DType::kBF16, core::DType::kBF16}), 24);
+  expect_sane_logits(*random_model(tiny(), 5, {core::DType::kQ8_0, core::DType::kF32}), 24);
+  expect_sane_logits(*random_model(qwen35_preset("tiny-moe").value(), 5), 24);
 }
 
 TEST(Qwen35Model, SmallLogitsAreFiniteAndNotFlat) {
@@ -203,9 +214,11 @@ TEST_P(Qwen35Exactness, SplitPrefillAndDecodeEqualOneColdPrefill) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, Qwen35Exactness,
                          ::testing::Values(Qwen35Options{core::DType::kF32, core::DType::kF32},
-                                           Qwen35Options{core::DType::kBF16, core::DType::kBF16}),
+                                           Qwen35Options{core::DType::kBF16, core::DType::kBF16},
+                                           Qwen35Options{core::DType::kF16, core::DType::kF32},
+                                           Qwen35Options{core::DType::kQ8_0, core::DType::kF32}),
                          [](const auto& info) {
-                           return info.param.weight_dtype == core::DType::kF32 ? "f32" : "bf16";
+                           return std::string(core::dtype_name(info.param.weight_dtype));
                          });
 
 TEST(Qwen35Model, ProfileSeesEveryOpKind) {

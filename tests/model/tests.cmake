@@ -23,3 +23,16 @@ if(ANCHORAGE_NUMPY_PYTHON)
     set_tests_properties(qwen35_numpy_ref_${mode} PROPERTIES TIMEOUT 120)
   endforeach()
 endif()
+
+# Independent-reader check of the GGUF files `anchorage gguf-random` writes: Hugging Face's
+# @huggingface/gguf (pinned; scripts/install_node_gguf.sh puts it in .cache/node/gguf) must list
+# the same metadata and tensors as `anchorage inspect --json`. Fails, not skips, when missing.
+find_program(ANCHORAGE_NODE node)
+if(ANCHORAGE_NODE)
+  add_test(NAME gguf_npm_reader
+           COMMAND ${ANCHORAGE_NODE} ${CMAKE_CURRENT_LIST_DIR}/gguf_npm_reader_test.mjs
+                   $<TARGET_FILE:anchorage> ${ANCHORAGE_DATA_DIR}/qwen3
+                   ${CMAKE_SOURCE_DIR}/.cache/node/gguf/node_modules
+                   ${CMAKE_CURRENT_BINARY_DIR}/gguf_npm_reader)
+  set_tests_properties(gguf_npm_reader PROPERTIES TIMEOUT 300)
+endif()

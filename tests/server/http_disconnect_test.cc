@@ -1,5 +1,6 @@
-// A client that hangs up mid-stream stops its generation at once: the next write fails, the
-// job is cancelled, and the engine stops at its next token (long before max_tokens).
+// A client that hangs up mid-stream (or mid-decode of a whole answer) stops its generation: the
+// next write fails, the job is cancelled, and the engine stops at its next token (long before
+// max_tokens).
 #include <gtest/gtest.h>
 
 #include "server/engine_queue.h"
@@ -56,6 +57,32 @@ TEST(HttpDisconnect, HangingUpMidStreamCancelsTheGeneration) {
   auto r = h.post("/v1/chat/completions", chat_body("still there?", 2).dump());
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
+}
+
+// A non-streamed request's client that hangs up during the decode is found too (the answer
+// writes a space now and then once its 200 is out) and the generation stops.
+TEST(HttpDisconnect, HangingUpOnAWholeAnswerCancelsTheGeneration) {
+  ServerHarness h;
+  ASSERT_TRUE(h.ok());
+  constexpr int kMaxTokens = 4000;
+  const int fd = h.connect_socket();
+  ASSERT_GE(fd, 0);
+  ServerHarness::send_all(
+      fd, raw_post("/v1/chat/completions", chat_body("Go on forever.", kMaxTokens).dump()));
+  std::string got;
+  char buf[4096];
+  while (got.find("\r\n\r\n") == std::string::npos) {
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    ASSERT_GT(n, 0) << "the server closed first";
+    got.append(buf, size_t(n));
+  }
+  EXPECT_EQ(got.rfind("HTTP/1.1 200", 0), 0u) << got.substr(0, 40);
+  ::close(fd);
+  wait_until_idle(h);
+  auto m = h.client().Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(metric(m->body, "anchorage_generations_total{end=\"cancelled\"}"), 1) << m->body;
+  EXPECT_LT(metric(m->body, "anchorage_completion_tokens_total"), kMaxTokens);
 }
 
 // The SDK's way to abort: the client stops reading and closes (httplib's receiver says stop).

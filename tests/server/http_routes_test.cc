@@ -192,3 +192,61 @@ TEST(HttpRoutes, SeededSamplingIsReproducible) {
 
 }  // namespace
 }  // namespace anchorage::server::testing
+
+namespace anchorage::server::testing {
+namespace {
+
+Json grep_tool() {
+  return Json::parse(R"({"type": "function", "function": {"name": "grep", "description": "d",
+    "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}})");
+}
+
+// tool_choice naming a function is enforced: the answer is that call, whatever the random
+// model would have written (its head is forced; the arguments are the model's).
+TEST(HttpRoutes, NamedToolChoiceIsEnforced) {
+  ServerHarness h;
+  ASSERT_TRUE(h.ok());
+  for (const bool stream : {false, true}) {
+    Json body = chat_body("Find it.", 40);
+    body["tools"] = Json::array({grep_tool()});
+    body["tool_choice"] = Json::parse(R"({"type": "function", "function": {"name": "grep"}})");
+    body["chat_template_kwargs"] = {{"enable_thinking", false}};
+    std::string content;
+    std::vector<std::string> names;
+    if (!stream) {
+      auto r = h.post("/v1/chat/completions", body.dump());
+      ASSERT_TRUE(r);
+      ASSERT_EQ(r->status, 200) << r->body;
+      const Json msg = parse_json(r->body)["choices"][0]["message"];
+      if (msg["content"].is_string()) content = msg["content"];
+      if (msg.contains("tool_calls"))
+        for (const Json& c : msg["tool_calls"]) names.push_back(c["function"]["name"]);
+    } else {
+      body["stream"] = true;
+      auto s = h.post_streamed("/v1/chat/completions", body.dump());
+      ASSERT_EQ(s.status, 200);
+      for (const std::string& data : sse_data(s.body)) {
+        if (data == "[DONE]") continue;
+        const Json chunk = parse_json(data);
+        if (chunk["choices"].empty()) continue;
+        const Json& d = chunk["choices"][0]["delta"];
+        if (d.contains("content") && d["content"].is_string()) content += d["content"];
+        if (d.contains("tool_calls"))
+          for (const Json& c : d["tool_calls"]) names.push_back(c["function"]["name"]);
+      }
+    }
+    // Either the call closed (a tool call named grep) or it is still open at max_tokens and
+    // stays text, byte for byte: the forced head is there.
+    if (names.empty()) {
+      const size_t start = content.find_first_not_of(" \t\r\n");
+      ASSERT_NE(start, std::string::npos) << "stream=" << stream;
+      const std::string head = "<tool_call>\n{\"name\": \"grep\", \"arguments\": ";
+      EXPECT_EQ(content.substr(start, head.size()), head) << "stream=" << stream;
+    } else {
+      EXPECT_EQ(names[0], "grep");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace anchorage::server::testing

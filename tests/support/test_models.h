@@ -1,7 +1,8 @@
 // The architectures every invariant test runs over (tests/engine/): the toy (exact on its
-// 16-token grid only) and the qwen35 `tiny` preset with f32 and bf16 weights / KV (exact at
-// every token). A test is parameterised by ModelVariant and builds a fresh model per engine
-// from the same seed, so two engines never share weights by accident.
+// 16-token grid only), the qwen35 `tiny` preset with f32 and bf16 weights / KV and Q8_0
+// weights, and `tiny-moe` (MoE FFN) in f32 (exact at every token). A test is parameterised by
+// ModelVariant and builds a fresh model per engine from the same seed, so two engines never
+// share weights by accident.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -28,6 +29,9 @@ std::vector<ModelVariant> invariant_variants();
 
 // The qwen35 `tiny` preset with random weights (a fixed seed).
 std::unique_ptr<model::Architecture> make_tiny_qwen35(core::DType weights, core::DType kv);
+// Any qwen35 preset (e.g. "tiny-moe") with random weights (the same fixed seed).
+std::unique_ptr<model::Architecture> make_qwen35_preset(const std::string& preset,
+                                                        core::DType weights, core::DType kv);
 
 // An engine over a fresh model of the variant (fails the test on error).
 std::unique_ptr<engine::Engine> make_engine(const ModelVariant& v, const engine::EngineOptions& o);

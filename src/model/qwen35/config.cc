@@ -17,6 +17,13 @@ int64_t Qwen35Config::n_linear_layers() const {
   return int64_t(layer_types.size()) - n_full_layers();
 }
 
+bool Qwen35Config::is_moe_layer(int64_t layer) const {
+  if (num_experts <= 0) return false;
+  for (int64_t l : mlp_only_layers)
+    if (l == layer) return false;
+  return decoder_sparse_step > 0 && (layer + 1) % decoder_sparse_step == 0;
+}
+
 int64_t Qwen35Config::kind_index(int64_t layer) const {
   int64_t n = 0;
   for (int64_t i = 0; i < layer; ++i) n += layer_types[size_t(i)] == layer_types[size_t(layer)];
@@ -46,11 +53,16 @@ int64_t Qwen35Config::n_parameters() const {
   const int64_t qd = num_attention_heads * head_dim;
   const int64_t kvd = num_key_value_heads * head_dim;
   const int64_t attn = 2 * qd * H + 2 * kvd * H + H * qd + 2 * head_dim;
-  const int64_t ffn = 3 * H * intermediate_size;
+  const int64_t dense_ffn = 3 * H * intermediate_size;
+  const int64_t moe_ffn = num_experts * H + num_experts * 3 * H * moe_intermediate_size +
+                          3 * H * shared_expert_intermediate_size +
+                          (shared_expert_intermediate_size > 0 ? H : 0);
   const int64_t per_layer_norms = 2 * H;
   int64_t n = vocab_size * H * (tie_word_embeddings ? 1 : 2) + H;
-  n += n_linear_layers() * (gdn + ffn + per_layer_norms);
-  n += n_full_layers() * (attn + ffn + per_layer_norms);
+  for (int64_t l = 0; l < num_hidden_layers; ++l) {
+    n += (is_full_attention(l) ? attn : gdn) + per_layer_norms;
+    n += is_moe_layer(l) ? moe_ffn : dense_ffn;
+  }
   return n;
 }
 
@@ -110,11 +122,25 @@ Status Qwen35Config::validate() const {
   if (hidden_act != "silu") return Status::unsupported("hidden_act '" + hidden_act + "'");
   if (attention_bias) return Status::unsupported("attention_bias = true");
   if (!attn_output_gate) return Status::unsupported("attn_output_gate = false");
-  if (num_experts > 0) {
-    // Seam for §4.3: the layer's FFN variant is dense only for now.
-    return Status::unsupported("num_experts > 0 (MoE FFN is not implemented yet)");
+  if (num_experts < 0) return Status::invalid_argument("num_experts must be >= 0");
+  bool any_dense = false;
+  for (int64_t l = 0; l < num_hidden_layers; ++l) any_dense = any_dense || !is_moe_layer(l);
+  if (any_dense) {
+    if (Status s = positive(intermediate_size, "intermediate_size"); !s.is_ok()) return s;
   }
-  if (Status s = positive(intermediate_size, "intermediate_size"); !s.is_ok()) return s;
+  if (num_experts > 0) {
+    if (decoder_sparse_step <= 0)
+      return Status::invalid_argument("decoder_sparse_step must be > 0");
+    if (Status s = positive(moe_intermediate_size, "moe_intermediate_size"); !s.is_ok()) return s;
+    if (num_experts_per_tok < 1 || num_experts_per_tok > num_experts) {
+      return Status::invalid_argument(
+          "num_experts_per_tok must be in [1, num_experts = " + std::to_string(num_experts) +
+          "], got " + std::to_string(num_experts_per_tok));
+    }
+    if (shared_expert_intermediate_size < 0) {
+      return Status::invalid_argument("shared_expert_intermediate_size must be >= 0");
+    }
+  }
   return Status::ok();
 }
 
@@ -166,6 +192,20 @@ Qwen35Config preset_tiny() {
   c.vocab_size = 512;
   c.tie_word_embeddings = true;
   c.eos_token_ids = {2};
+  return c;
+}
+
+// tiny with a MoE FFN in every layer (§4.3): 8 experts of width 32, top 2, renormalised,
+// and a shared expert of width 64. No dense FFN.
+Qwen35Config preset_tiny_moe() {
+  Qwen35Config c = preset_tiny();
+  c.model_type = "anchorage_tiny_moe";
+  c.intermediate_size = 0;
+  c.num_experts = 8;
+  c.num_experts_per_tok = 2;
+  c.moe_intermediate_size = 32;
+  c.shared_expert_intermediate_size = 64;
+  c.norm_topk_prob = true;
   return c;
 }
 
@@ -228,6 +268,8 @@ core::Result<Qwen35Config> qwen35_preset(std::string_view name) {
   Qwen35Config c;
   if (name == "tiny") {
     c = preset_tiny();
+  } else if (name == "tiny-moe") {
+    c = preset_tiny_moe();
   } else if (name == "small") {
     c = preset_small();
   } else if (name == "qwen3.5-0.8b") {
@@ -236,7 +278,7 @@ core::Result<Qwen35Config> qwen35_preset(std::string_view name) {
     c = preset_27b();
   } else {
     return Status::not_found("unknown qwen35 preset '" + std::string(name) +
-                             "' (tiny, small, qwen3.5-0.8b, qwen3.5-27b)");
+                             "' (tiny, tiny-moe, small, qwen3.5-0.8b, qwen3.5-27b)");
   }
   if (Status s = c.validate(); !s.is_ok()) return s;
   return c;

@@ -46,13 +46,13 @@ struct Qwen35Config {
   double rms_norm_eps = 1e-6;
   std::string hidden_act = "silu";
 
-  // FFN (§4.2 dense; §4.3 MoE, parsed but not run yet).
-  int64_t intermediate_size = 0;  // F
-  int64_t num_experts = 0;
-  int64_t num_experts_per_tok = 0;
-  int64_t moe_intermediate_size = 0;
-  int64_t shared_expert_intermediate_size = 0;
-  bool norm_topk_prob = true;
+  // FFN (§4.2 dense; §4.3 MoE).
+  int64_t intermediate_size = 0;                // F, dense layers
+  int64_t num_experts = 0;                      // E; 0 = every layer dense
+  int64_t num_experts_per_tok = 0;              // top-k
+  int64_t moe_intermediate_size = 0;            // F_e, one routed expert
+  int64_t shared_expert_intermediate_size = 0;  // F_sh; 0 = no shared expert
+  bool norm_topk_prob = true;                   // renormalise the top-k probabilities
   int64_t decoder_sparse_step = 1;
   std::vector<int64_t> mlp_only_layers;
 
@@ -73,6 +73,9 @@ struct Qwen35Config {
   bool is_full_attention(int64_t layer) const {
     return layer_types[size_t(layer)] == LayerKind::kFullAttention;
   }
+  // §1.2: layer l is MoE iff num_experts > 0, l is not in mlp_only_layers and
+  // (l+1) % decoder_sparse_step == 0; otherwise it runs the dense FFN.
+  bool is_moe_layer(int64_t layer) const;
   // Index of `layer` among the layers of its own kind (its slot in gdn.S / K / V).
   int64_t kind_index(int64_t layer) const;
 
@@ -84,11 +87,11 @@ struct Qwen35Config {
   int64_t n_parameters() const;
 
   // Checks every constraint the forward relies on; the error names the offending field.
-  // A config with num_experts > 0 is refused as Unsupported (MoE is not implemented yet).
   core::Status validate() const;
 };
 
-// "tiny" (tests), "small" (benchmarks), "qwen3.5-0.8b", "qwen3.5-27b" (§1.4, sizing only).
+// "tiny" (tests), "tiny-moe" (tiny with a MoE FFN in every layer: 8 experts, top 2, shared
+// expert), "small" (benchmarks), "qwen3.5-0.8b", "qwen3.5-27b" (§1.4, sizing only).
 core::Result<Qwen35Config> qwen35_preset(std::string_view name);
 
 // Parses an HF config.json (Qwen3-Next: fields at the top level; Qwen3.5: under text_config)

@@ -193,6 +193,7 @@ void Qwen35Model::run_attention(int64_t layer, const Scratch& s, const ForwardRe
 
 void Qwen35Model::run_ffn(int64_t layer, const Scratch& s, const ForwardRequest& req,
                           core::ThreadPool* pool) const {
+  if (cfg_.is_moe_layer(layer)) return run_moe(layer, s, req, pool);  // §4.3
   const DenseFfnWeights& w = std::get<DenseFfnWeights>(w_.layers[size_t(layer)].ffn);
   const int64_t T = s.T, H = cfg_.hidden_size, F = cfg_.intermediate_size;
   OpProfile* prof = req.profile;

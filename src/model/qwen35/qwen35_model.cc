@@ -48,7 +48,6 @@ namespace {
 
 Status check_options(const Qwen35Options& opts) {
   auto ok = [](core::DType t) { return t == core::DType::kF32 || t == core::DType::kBF16; };
-  if (!ok(opts.weight_dtype)) return Status::unsupported("weight dtype must be f32 or bf16");
   if (!ok(opts.kv_dtype)) return Status::unsupported("kv dtype must be f32 or bf16");
   return Status::ok();
 }

@@ -19,8 +19,10 @@
 namespace anchorage::model::qwen35 {
 
 struct Qwen35Options {
-  core::DType weight_dtype = core::DType::kF32;  // linear layers: kF32 or kBF16
-  core::DType kv_dtype = core::DType::kF32;      // K/V views: kF32 or kBF16
+  // Linear layers of random / f32-tensor models: any storage type (core/dtype.h); a
+  // quantized type falls back per tensor when its block does not divide K (weights.h).
+  core::DType weight_dtype = core::DType::kF32;
+  core::DType kv_dtype = core::DType::kF32;  // K/V views: kF32 or kBF16
 };
 
 class Qwen35Model final : public Architecture {
@@ -58,6 +60,8 @@ class Qwen35Model final : public Architecture {
   void run_attention(int64_t layer, const Scratch& s, const ForwardRequest& req,
                      const StateBuffers& state, core::ThreadPool* pool) const;
   void run_ffn(int64_t layer, const Scratch& s, const ForwardRequest& req,
+               core::ThreadPool* pool) const;
+  void run_moe(int64_t layer, const Scratch& s, const ForwardRequest& req,
                core::ThreadPool* pool) const;
 
   Qwen35Config cfg_;

@@ -32,9 +32,18 @@ struct Qwen35Model::Scratch {
   float* k = nullptr;   // [T][n_kv D]
   float* v = nullptr;   // [T][n_kv D]
   float* ao = nullptr;  // [T][n_q D] attention output, then gated
-  // FFN (§4.2)
+  // FFN (§4.2): widths max(F, F_e, F_sh), so the MoE experts use them too
   float* ffn_gate = nullptr;  // [T][F], then silu(gate) * up
   float* ffn_up = nullptr;    // [T][F]
+  // MoE (§4.3); empty without experts
+  float* moe_logits = nullptr;       // [T][E] router logits
+  int32_t* moe_ids = nullptr;        // [T][k] chosen experts, by rank
+  float* moe_weights = nullptr;      // [T][k] their weights
+  int32_t* moe_rows = nullptr;       // [T] (token, rank) slots routed to the current expert
+  float* moe_x = nullptr;            // [T][H] the rows routed to the current expert
+  float* moe_y = nullptr;            // [T][H] an expert's (or the shared expert's) output
+  float* moe_out = nullptr;          // [T][k][H] every (token, rank) expert output
+  float* moe_shared_gate = nullptr;  // [T] the shared expert's gate logit
 
   // Lays the regions out from base (or only counts, when base is null); returns floats used.
   static int64_t carve(const Qwen35Config& c, int64_t T, float* base, Scratch* s) {
@@ -71,8 +80,21 @@ struct Qwen35Model::Scratch {
     s->ao = take(qd);
     end = std::max(end, at);
     at = shared;
-    s->ffn_gate = take(c.intermediate_size);
-    s->ffn_up = take(c.intermediate_size);
+    const int64_t ffn_width =
+        std::max({c.intermediate_size, c.moe_intermediate_size, c.shared_expert_intermediate_size});
+    s->ffn_gate = take(ffn_width);
+    s->ffn_up = take(ffn_width);
+    if (c.num_experts > 0) {
+      const int64_t k = c.num_experts_per_tok;
+      s->moe_logits = take(c.num_experts);
+      s->moe_ids = reinterpret_cast<int32_t*>(take(k));  // int32 in float-sized slots
+      s->moe_weights = take(k);
+      s->moe_rows = reinterpret_cast<int32_t*>(take(1));
+      s->moe_x = take(H);
+      s->moe_y = take(H);
+      s->moe_out = take(k * H);
+      s->moe_shared_gate = take(1);
+    }
     return std::max(end, at);
   }
 };

@@ -39,9 +39,24 @@ std::vector<TensorSlot> tensor_slots(const Qwen35Config& c) {
       s.push_back({l, TensorRole::kGdnOut, H, c.value_dim()});
     }
     s.push_back({l, TensorRole::kPostNorm, H, 1});
-    s.push_back({l, TensorRole::kFfnGate, F, H});
-    s.push_back({l, TensorRole::kFfnUp, F, H});
-    s.push_back({l, TensorRole::kFfnDown, H, F});
+    if (c.is_moe_layer(l)) {
+      const int64_t E = c.num_experts, Fe = c.moe_intermediate_size;
+      const int64_t Fsh = c.shared_expert_intermediate_size;
+      s.push_back({l, TensorRole::kMoeRouter, E, H});
+      s.push_back({l, TensorRole::kMoeGateExps, E * Fe, H});
+      s.push_back({l, TensorRole::kMoeUpExps, E * Fe, H});
+      s.push_back({l, TensorRole::kMoeDownExps, E * H, Fe});
+      if (Fsh > 0) {
+        s.push_back({l, TensorRole::kMoeSharedGate, Fsh, H});
+        s.push_back({l, TensorRole::kMoeSharedUp, Fsh, H});
+        s.push_back({l, TensorRole::kMoeSharedDown, H, Fsh});
+        s.push_back({l, TensorRole::kMoeSharedScale, H, 1});
+      }
+    } else {
+      s.push_back({l, TensorRole::kFfnGate, F, H});
+      s.push_back({l, TensorRole::kFfnUp, F, H});
+      s.push_back({l, TensorRole::kFfnDown, H, F});
+    }
   }
   return s;
 }
@@ -111,11 +126,25 @@ std::vector<float> random_tensor(const Qwen35Config& c, const TensorSlot& slot, 
     case TensorRole::kAttnV:
     case TensorRole::kFfnGate:
     case TensorRole::kFfnUp:
+    case TensorRole::kMoeGateExps:
+    case TensorRole::kMoeUpExps:
+    case TensorRole::kMoeSharedGate:
+    case TensorRole::kMoeSharedUp:
       fill_sd(p, n, 1.0 / std::sqrt(fan_in), seed, index);
+      break;
+    case TensorRole::kMoeRouter:
+      // Router logits with std ~1.5: the top-k differ from token to token, ties are rare.
+      fill_sd(p, n, 1.5 / std::sqrt(fan_in), seed, index);
+      break;
+    case TensorRole::kMoeSharedScale:
+      // A vector (cols = 1): the shared gate logit sigmoid(w . u) has std ~1 over u.
+      fill_sd(p, n, 1.0 / std::sqrt(double(c.hidden_size)), seed, index);
       break;
     case TensorRole::kGdnOut:
     case TensorRole::kAttnO:
     case TensorRole::kFfnDown:
+    case TensorRole::kMoeDownExps:
+    case TensorRole::kMoeSharedDown:
       fill_sd(p, n, residual_scale / std::sqrt(fan_in), seed, index);
       break;
     case TensorRole::kGdnConv:

@@ -41,6 +41,17 @@ enum class TensorRole : uint8_t {
   kFfnGate,    // [F][H]
   kFfnUp,      // [F][H]
   kFfnDown,    // [H][F]
+  // MoE FFN (§4.3), layers where cfg.is_moe_layer(l); E = num_experts,
+  // F_e = moe_intermediate_size, F_sh = shared_expert_intermediate_size. A 3-D GGUF tensor
+  // {H, F_e, E} is the 2-D slot [E*F_e][H]: expert e's rows are [e*F_e, (e+1)*F_e).
+  kMoeRouter,       // [E][H], ffn_gate_inp (mlp.gate)
+  kMoeGateExps,     // [E*F_e][H], ffn_gate_exps
+  kMoeUpExps,       // [E*F_e][H], ffn_up_exps
+  kMoeDownExps,     // [E*H][F_e], ffn_down_exps
+  kMoeSharedGate,   // [F_sh][H], ffn_gate_shexp (only when F_sh > 0, as the three below)
+  kMoeSharedUp,     // [F_sh][H], ffn_up_shexp
+  kMoeSharedDown,   // [H][F_sh], ffn_down_shexp
+  kMoeSharedScale,  // [H] vector (rows = H, cols = 1), ffn_gate_inp_shexp (shared_expert_gate)
 };
 
 struct TensorSlot {
@@ -51,7 +62,8 @@ struct TensorSlot {
   int64_t elements() const { return rows * cols; }
 };
 
-// Every tensor of the model in a fixed order (its index seeds its random init).
+// Every tensor of the model in a fixed order (its index seeds its random init). A MoE layer
+// lists kMoe* roles instead of kFfnGate/Up/Down.
 std::vector<TensorSlot> tensor_slots(const Qwen35Config& cfg);
 
 // The random init of slot `index` (docs/model.md "Random weights"): deterministic in

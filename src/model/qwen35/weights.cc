@@ -1,28 +1,113 @@
-// Placing tensors into Qwen35Weights.
+// Placing tensors into Qwen35Weights, from f32 (place_tensor) or raw typed rows
+// (place_tensor_raw, the GGUF loader's path).
 #include "model/qwen35/weights.h"
 
 #include "core/check.h"
+#include "kernels/quant.h"
 
 namespace anchorage::model::qwen35 {
+
+using core::DType;
+using kernels::PackedWeight;
 
 Qwen35Weights empty_weights(const Qwen35Config& cfg) {
   Qwen35Weights w;
   w.layers.resize(size_t(cfg.num_hidden_layers));
   for (int64_t l = 0; l < cfg.num_hidden_layers; ++l) {
+    LayerWeights& L = w.layers[size_t(l)];
     if (cfg.is_full_attention(l)) {
-      w.layers[size_t(l)].mixer.emplace<AttentionWeights>();
+      L.mixer.emplace<AttentionWeights>();
     } else {
-      w.layers[size_t(l)].mixer.emplace<GdnWeights>();
+      L.mixer.emplace<GdnWeights>();
+    }
+    if (cfg.is_moe_layer(l)) {
+      MoeFfnWeights& m = L.ffn.emplace<MoeFfnWeights>();
+      m.experts.resize(size_t(cfg.num_experts));
+      m.top_k = cfg.num_experts_per_tok;
+    } else {
+      L.ffn.emplace<DenseFfnWeights>();
     }
   }
   return w;
 }
 
-void place_tensor(const TensorSlot& s, const float* data, core::DType dtype, Qwen35Weights* w) {
-  auto pack = [&](kernels::PackedWeight* dst) {
-    *dst = kernels::PackedWeight(data, s.rows, s.cols, dtype);
-  };
-  auto copy = [&](std::vector<float>* dst) { dst->assign(data, data + s.elements()); };
+namespace {
+
+// One tensor's data as it arrives: rows of `type`, `cols` elements each.
+struct Source {
+  const void* data;
+  DType type;
+  int64_t cols;
+  DType storage;  // what linear layers are packed as
+
+  const uint8_t* row(int64_t r) const {
+    return static_cast<const uint8_t*>(data) + r * core::dtype_row_bytes(type, cols);
+  }
+  // Rows [r0, r0 + n) as one linear layer.
+  PackedWeight pack(int64_t r0, int64_t n) const {
+    if (type == DType::kF32 && storage != DType::kF32) {
+      return PackedWeight(reinterpret_cast<const float*>(row(r0)), n, cols, storage);
+    }
+    return PackedWeight::from_rows(row(r0), type, n, cols, storage);
+  }
+  // The first `elements` values as f32 (whole rows, back to back).
+  std::vector<float> vec(int64_t elements) const {
+    std::vector<float> v(static_cast<size_t>(elements));
+    kernels::dequantize_row(type, data, v.data(), elements);
+    return v;
+  }
+};
+
+// A quantized type needs its block to divide K; otherwise Q8_0 (32), otherwise f32.
+DType storage_for(DType want, int64_t cols) {
+  if (cols % core::dtype_block_elements(want) == 0) return want;
+  if (core::dtype_is_quantized(want) && cols % core::dtype_block_elements(DType::kQ8_0) == 0)
+    return DType::kQ8_0;
+  return DType::kF32;
+}
+
+void place_moe(const TensorSlot& s, const Source& src, MoeFfnWeights* m) {
+  const int64_t E = int64_t(m->experts.size());
+  switch (s.role) {
+    case TensorRole::kMoeRouter:
+      m->router = src.pack(0, s.rows);
+      return;
+    case TensorRole::kMoeGateExps:
+    case TensorRole::kMoeUpExps:
+    case TensorRole::kMoeDownExps: {
+      ANCHORAGE_CHECK(E > 0 && s.rows % E == 0);
+      const int64_t per = s.rows / E;
+      for (int64_t e = 0; e < E; ++e) {
+        DenseFfnWeights& x = m->experts[size_t(e)];
+        PackedWeight* dst = s.role == TensorRole::kMoeGateExps ? &x.gate
+                            : s.role == TensorRole::kMoeUpExps ? &x.up
+                                                               : &x.down;
+        *dst = src.pack(e * per, per);
+      }
+      return;
+    }
+    case TensorRole::kMoeSharedGate:
+      m->shared.gate = src.pack(0, s.rows);
+      return;
+    case TensorRole::kMoeSharedUp:
+      m->shared.up = src.pack(0, s.rows);
+      return;
+    case TensorRole::kMoeSharedDown:
+      m->shared.down = src.pack(0, s.rows);
+      return;
+    case TensorRole::kMoeSharedScale: {
+      const std::vector<float> v = src.vec(s.elements());
+      m->shared_scale = PackedWeight(v.data(), 1, s.elements(), DType::kF32);
+      return;
+    }
+    default:
+      ANCHORAGE_CHECK_MSG(false, "tensor role does not match the layer's MoE FFN");
+  }
+}
+
+void place(const TensorSlot& s, const Source& src, Qwen35Weights* w) {
+  auto pack = [&](PackedWeight* dst) { *dst = src.pack(0, s.rows); };
+  auto copy = [&](std::vector<float>* dst) { *dst = src.vec(s.elements()); };
   if (s.layer < 0) {
     switch (s.role) {
       case TensorRole::kEmbed:
@@ -42,6 +127,10 @@ void place_tensor(const TensorSlot& s, const float* data, core::DType dtype, Qwe
     if (s.role == TensorRole::kFfnGate) return pack(&f->gate);
     if (s.role == TensorRole::kFfnUp) return pack(&f->up);
     if (s.role == TensorRole::kFfnDown) return pack(&f->down);
+  }
+  if (auto* m = std::get_if<MoeFfnWeights>(&L.ffn)) {
+    if (s.role >= TensorRole::kMoeRouter && s.role <= TensorRole::kMoeSharedScale)
+      return place_moe(s, src, m);
   }
   if (auto* g = std::get_if<GdnWeights>(&L.mixer)) {
     switch (s.role) {
@@ -88,8 +177,21 @@ void place_tensor(const TensorSlot& s, const float* data, core::DType dtype, Qwe
   ANCHORAGE_CHECK_MSG(false, "tensor role does not match the layer kind");
 }
 
+}  // namespace
+
+void place_tensor(const TensorSlot& s, const float* data, DType dtype, Qwen35Weights* w) {
+  place(s, Source{data, DType::kF32, s.cols, storage_for(dtype, s.cols)}, w);
+}
+
+void place_tensor_raw(const TensorSlot& s, const void* data, DType src_type, Qwen35Weights* w) {
+  place(s, Source{data, src_type, s.cols, src_type}, w);
+}
+
 int64_t decode_weight_bytes(const Qwen35Weights& w) {
   auto vec = [](const std::vector<float>& v) { return int64_t(v.size() * sizeof(float)); };
+  auto dense = [](const DenseFfnWeights& f) {
+    return f.gate.storage_bytes() + f.up.storage_bytes() + f.down.storage_bytes();
+  };
   int64_t n = w.head().storage_bytes() + vec(w.final_norm);
   for (const LayerWeights& L : w.layers) {
     n += vec(L.input_norm) + vec(L.post_norm);
@@ -102,8 +204,17 @@ int64_t decode_weight_bytes(const Qwen35Weights& w) {
       n += a.q_proj.storage_bytes() + a.k_proj.storage_bytes() + a.v_proj.storage_bytes() +
            vec(a.q_norm) + vec(a.k_norm) + a.o_proj.storage_bytes();
     }
-    const auto& f = std::get<DenseFfnWeights>(L.ffn);
-    n += f.gate.storage_bytes() + f.up.storage_bytes() + f.down.storage_bytes();
+    if (const auto* f = std::get_if<DenseFfnWeights>(&L.ffn)) {
+      n += dense(*f);
+    } else {
+      // A decode step reads the router, the shared expert and top-k of the E experts; the
+      // experts are counted at that average share.
+      const auto& m = std::get<MoeFfnWeights>(L.ffn);
+      int64_t experts = 0;
+      for (const DenseFfnWeights& e : m.experts) experts += dense(e);
+      n += m.router.storage_bytes() + dense(m.shared) + m.shared_scale.storage_bytes();
+      n += m.experts.empty() ? 0 : experts / int64_t(m.experts.size()) * m.top_k;
+    }
   }
   return n;
 }

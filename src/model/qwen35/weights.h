@@ -1,8 +1,8 @@
 // Qwen35Weights: the packed weights the forward reads (docs/model-qwen35.md §2-§4), one struct
-// per layer kind. Linear layers are kernels::PackedWeight (f32 or bf16); norms and small
-// vectors stay f32. Conventions as in tensors.h: norms plain with +1 folded, ssm_a =
-// -exp(A_log), conv tap-major, value heads in the config's order.
-// Immutable after place_tensor() has filled every slot; then safe to share between threads.
+// per layer kind. Linear layers are kernels::PackedWeight (any storage type: f32, bf16, f16,
+// Q8_0, Q4_K, Q6_K); norms and small vectors stay f32. Conventions as in tensors.h: norms plain
+// with +1 folded, ssm_a = -exp(A_log), conv tap-major, value heads in the config's order. Immutable
+// after place_tensor() has filled every slot; then safe to share between threads.
 #pragma once
 
 #include <cstdint>
@@ -39,18 +39,27 @@ struct AttentionWeights {
   kernels::PackedWeight o_proj;  // [H][n_q D]
 };
 
-// §4.2: dense SwiGLU. (MoE, §4.3, will be a second alternative of LayerWeights::ffn.)
+// §4.2: dense SwiGLU.
 struct DenseFfnWeights {
   kernels::PackedWeight gate;  // [F][H]
   kernels::PackedWeight up;    // [F][H]
   kernels::PackedWeight down;  // [H][F]
 };
 
+// §4.3: routed experts + sigmoid-gated shared expert.
+struct MoeFfnWeights {
+  kernels::PackedWeight router;          // [E][H]
+  std::vector<DenseFfnWeights> experts;  // E, each [F_e][H], [F_e][H], [H][F_e]
+  DenseFfnWeights shared;                // [F_sh][H] ...; empty when F_sh == 0
+  kernels::PackedWeight shared_scale;    // [1][H]: the shared expert's gate logit row
+  int64_t top_k = 0;                     // num_experts_per_tok (set by empty_weights)
+};
+
 struct LayerWeights {
   std::vector<float> input_norm;                     // [H], +1 folded
   std::variant<GdnWeights, AttentionWeights> mixer;  // by the layer's LayerKind
   std::vector<float> post_norm;                      // [H], +1 folded
-  std::variant<DenseFfnWeights> ffn;                 // the FFN variant point
+  std::variant<DenseFfnWeights, MoeFfnWeights> ffn;  // by cfg.is_moe_layer(l)
 };
 
 struct Qwen35Weights {
@@ -62,12 +71,24 @@ struct Qwen35Weights {
   const kernels::PackedWeight& head() const { return lm_head.rows() > 0 ? lm_head : embed; }
 };
 
-// A Qwen35Weights whose layers hold the right mixer alternative and nothing else yet.
+// A Qwen35Weights whose layers hold the right mixer and FFN alternatives (MoE layers with E
+// empty experts) and nothing else yet.
 Qwen35Weights empty_weights(const Qwen35Config& cfg);
 
 // Stores one tensor (f32, our conventions, slot's shape) into its place in w; linear layers
-// are packed as `dtype`. Distinct slots may be placed from different threads at once.
+// are packed as `dtype` (any storage type; a quantized dtype whose block does not divide the
+// tensor's inputs falls back to Q8_0, then to f32). Distinct slots may be placed from
+// different threads at once.
 void place_tensor(const TensorSlot& slot, const float* data, core::DType dtype, Qwen35Weights* w);
+
+// Stores one tensor given as raw rows of src_type (a GGUF tensor's data: slot.rows rows of
+// slot.cols elements, core::dtype_row_bytes(src_type, slot.cols) bytes each; our conventions
+// and shapes, tensors.h). Linear layers keep src_type in memory (f32, bf16, f16, Q8_0, Q4_K,
+// Q6_K: quantized bits are kept as they are); norms and vectors are dequantized to f32.
+// Expert tensors ([E*F_e][H] ...) are split per expert. Distinct slots may be placed from
+// different threads at once.
+void place_tensor_raw(const TensorSlot& slot, const void* data, core::DType src_type,
+                      Qwen35Weights* w);
 
 // Bytes one decode step reads: every layer weight, the norms and the head matrix (the
 // embedding contributes one row per token, counted only through the head when tied).

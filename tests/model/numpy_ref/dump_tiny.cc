@@ -75,6 +75,15 @@ std::string hf_name(const q::TensorSlot& s) {
       return layer + "mlp.up_proj.weight";
     case q::TensorRole::kFfnDown:
       return layer + "mlp.down_proj.weight";
+    case q::TensorRole::kMoeRouter:  // MoE is not in the NumPy check yet (tiny is dense)
+    case q::TensorRole::kMoeGateExps:
+    case q::TensorRole::kMoeUpExps:
+    case q::TensorRole::kMoeDownExps:
+    case q::TensorRole::kMoeSharedGate:
+    case q::TensorRole::kMoeSharedUp:
+    case q::TensorRole::kMoeSharedDown:
+    case q::TensorRole::kMoeSharedScale:
+      break;
   }
   return "?";
 }

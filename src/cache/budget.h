@@ -1,0 +1,111 @@
+// Budget: the memory limits every cache lives under (the seed's "Memory", architecture.md §5).
+//
+// The engine's fixed bytes (weights and state buffers, passed by the caller) plus every
+// registered CacheLevel's held bytes are counted against two limits:
+//   - ceiling_bytes: the engine between requests. A cache grows only while
+//     engine + held + extra <= ceiling - slack (may_grow); a more valuable level may first
+//     shed the levels registered before it (shed_cheaper_than).
+//   - peak_bytes: the engine during a prefill. Before a prefill, levels are shed cheapest
+//     first until engine + held + the prefill's workspace <= peak; a prefill that still does
+//     not fit is refused with ResourceExhausted (the server's 503 with Retry-After).
+// Levels are registered in shedding order, cheapest first: state store, body anchors, end
+// anchor, guest stash, parked session, pinned head. A shed level only makes a later request
+// start from another tier or cold, never changes an answer.
+//
+// Thread safety: none; the engine thread owns the Budget and every level it counts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cache/cache_level.h"
+#include "core/status.h"
+#include "engine/state_cost.h"
+
+namespace anchorage::cache {
+
+struct BudgetOptions {
+  // The seed's figures for its 128 GB board (70 / 77 / 2 GiB); the server sets its own from
+  // --mem-ceiling-gib, --mem-peak-gib and --reserve-slack-gib.
+  int64_t ceiling_bytes = int64_t(70) << 30;
+  int64_t peak_bytes = int64_t(77) << 30;
+  int64_t slack_bytes = int64_t(2) << 30;
+};
+
+struct BudgetLevelStats {
+  std::string name;
+  int64_t held_bytes = 0;
+  int64_t shed_bytes = 0;  // total given back at the Budget's request
+};
+
+struct BudgetStats {
+  int64_t engine_bytes = 0;
+  int64_t held_bytes = 0;  // every level
+  int64_t ceiling_bytes = 0;
+  int64_t peak_bytes = 0;
+  int64_t slack_bytes = 0;
+  int64_t prefills_checked = 0;
+  int64_t prefills_shed = 0;             // prefills before which some level was shed
+  int64_t refusals = 0;                  // prefills refused (ResourceExhausted)
+  int64_t shed_bytes = 0;                // every level
+  std::vector<BudgetLevelStats> levels;  // in shedding order
+};
+
+class Budget {
+ public:
+  Budget(const BudgetOptions& options, int64_t engine_bytes);
+  Budget(const Budget&) = delete;
+  Budget& operator=(const Budget&) = delete;
+
+  // Registers a level after those already registered (so it is shed later). The level must
+  // outlive the Budget or be removed first.
+  void add_level(CacheLevel* level);
+  void remove_level(CacheLevel* level);
+  // The engine's own bytes changed (e.g. its workspace buffer grew).
+  void set_engine_bytes(int64_t bytes) { engine_bytes_ = bytes; }
+
+  const BudgetOptions& options() const { return options_; }
+  int64_t engine_bytes() const { return engine_bytes_; }
+  int64_t held_bytes() const;
+
+  // Whether a cache may add `extra` bytes now: engine + held + extra <= ceiling - slack.
+  bool may_grow(int64_t extra) const;
+  // How many bytes would have to go for may_grow(extra) to hold (<= 0: none).
+  int64_t growth_deficit(int64_t extra) const;
+  // Bytes held by the levels registered before `level` (all levels if it is not registered).
+  int64_t held_cheaper_than(const CacheLevel& level) const;
+  // Sheds the levels registered before `level`, cheapest first, until `want` bytes went or
+  // they are empty; returns the bytes freed. How a more valuable cache takes the room of
+  // cheaper ones.
+  int64_t shed_cheaper_than(const CacheLevel& level, int64_t want);
+
+  // Before a prefill that needs `workspace_bytes` of scratch beyond engine_bytes (the engine
+  // keeps the largest workspace it grew; count only what the prefill adds): sheds levels
+  // cheapest first until engine + held + workspace <= peak. ResourceExhausted when it still
+  // does not fit (every level then is already shed as far as it goes).
+  core::Status make_room_for_prefill(int64_t workspace_bytes);
+
+  // The scratch a prefill forwarding n_tokens needs (StateCost): floor + per_token * (n - 1),
+  // never more than the cap (prefills are cut into chunks); the floor for n <= 1.
+  static int64_t prefill_workspace_bytes(const engine::StateCost& cost, int64_t n_tokens);
+
+  BudgetStats stats() const;
+
+ private:
+  struct Level {
+    CacheLevel* level = nullptr;
+    int64_t shed_bytes = 0;
+  };
+  // Sheds levels [0, end) cheapest first until `want` bytes went; returns the bytes freed.
+  int64_t shed_first(size_t end, int64_t want);
+
+  BudgetOptions options_;
+  int64_t engine_bytes_ = 0;
+  std::vector<Level> levels_;
+  int64_t prefills_checked_ = 0;
+  int64_t prefills_shed_ = 0;
+  int64_t refusals_ = 0;
+};
+
+}  // namespace anchorage::cache

@@ -1,0 +1,497 @@
+#include "cache/resident_prefix.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "cache/end_replay.h"
+
+namespace anchorage::cache {
+
+namespace {
+
+constexpr std::string_view kTierResident = "resident";
+constexpr std::string_view kTierPark = "ram_park";
+constexpr std::string_view kSourceAnchor = "anchor";
+constexpr std::string_view kSourceEnd = "end";
+constexpr std::string_view kSourcePin = "pin";
+constexpr std::string_view kSourcePark = "park";
+
+int64_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
+  const size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  return int64_t(i);
+}
+
+// Up to k of the ascending positions pos[0..t], spread evenly, always with pos[t].
+std::vector<int64_t> spread(const std::vector<int64_t>& pos, size_t t, int k) {
+  std::vector<int64_t> out;
+  const size_t count = t + 1;
+  if (k <= 0) return out;
+  if (count <= size_t(k)) return std::vector<int64_t>(pos.begin(), pos.begin() + count);
+  for (int i = 0; i < k; ++i) {
+    const size_t idx = k == 1 ? t : size_t(i) * t / size_t(k - 1);
+    if (out.empty() || out.back() != pos[idx]) out.push_back(pos[idx]);
+  }
+  return out;
+}
+
+}  // namespace
+
+ResidentPrefix::ResidentPrefix(const ResidentOptions& opts)
+    : opts_(opts),
+      anchors_(opts.anchor_bytes, opts.keep_newest, opts.pin_anchor_stride, opts.pin_max_anchors) {}
+
+void ResidentPrefix::set_glue_ids(std::vector<int32_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  glue_ = std::move(ids);
+}
+
+void ResidentPrefix::learn(const engine::Engine& engine) {
+  granularity_ = std::max<int64_t>(1, engine.exact_granularity());
+  const engine::StateCost cost = engine.cost();
+  bytes_per_token_ = cost.bytes_per_token;
+  section_bytes_ = cost.section_bytes;
+}
+
+bool ResidentPrefix::exact_at(int64_t pos, int64_t taint) const {
+  return pos % granularity_ == 0 && pos <= taint;
+}
+
+// The taint after resuming at r over rows whose taint was `base`: a resume on the grid at or
+// below it writes a cold prefill's rows from r (nothing tainted); otherwise rows from r on are
+// not a cold prefill's.
+int64_t ResidentPrefix::resumed_taint(int64_t r, int64_t base) const {
+  return exact_at(r, base) ? kNoTaint : std::min(base, r);
+}
+
+ResumeOffer ResidentPrefix::offer(std::span<const int32_t> prompt, std::string_view) const {
+  ResumeOffer best;
+  const int64_t m = int64_t(prompt.size());
+  if (m < 2) return best;
+  const int64_t limit = m - 1;  // the engine must forward at least one token
+  auto consider = [&](int64_t at, std::string_view tier, std::string_view source, int64_t bytes,
+                      int64_t taint) {
+    if (at <= best.resume_at) return;
+    best = ResumeOffer{at, tier, source, bytes, at, exact_at(at, taint)};
+  };
+
+  // A guest that overwrote rows from guest_from_ and lost its stash leaves only those below.
+  const int64_t valid =
+      guest_ && guest_stashed_ && !stash_.held() ? guest_from_ : int64_t(tokens_.size());
+  const int64_t c = std::min(common_prefix(tokens_, prompt), valid);
+  if (const SectionCopy* a = anchors_.largest_at_or_below(std::min(c, limit)))
+    consider(a->position(), kTierResident, kSourceAnchor, a->bytes(), taint_);
+  if (end_.held() && c >= end_.position() && end_.position() <= limit)
+    consider(end_.position(), kTierResident, kSourceEnd, end_.held_bytes(), taint_);
+
+  if (pin_.held()) {
+    const int64_t cp = common_prefix(pin_.tokens(), prompt);
+    const int64_t a = pin_.anchor_at_or_below(std::min(cp, limit));
+    if (a > 0) consider(a, kTierPark, kSourcePin, pin_.restore_bytes(a), pin_.taint());
+  }
+  if (park_.held()) {
+    const ParkedSession::Contents& p = park_.contents();
+    if (std::min(common_prefix(tokens_, p.tokens), valid) >= p.begin) {
+      const int64_t cq = common_prefix(p.tokens, prompt);
+      int64_t a = park_.anchor_at_or_below(std::min(cq, limit));
+      int64_t bytes = a > 0 ? p.anchors.at(a).bytes() : 0;
+      if (!p.end.empty() && cq >= p.end.position() && p.end.position() <= limit &&
+          p.end.position() > a) {
+        a = p.end.position();
+        bytes = p.end.bytes();
+      }
+      if (a > 0)
+        consider(a, kTierPark, kSourcePark, bytes + (a - p.begin) * bytes_per_token_, p.taint);
+    }
+  }
+  return best;
+}
+
+std::optional<std::vector<int32_t>> ResidentPrefix::replay(std::span<const int32_t> prompt) const {
+  if (end_.held()) {
+    const std::span<const int32_t> rows(tokens_.data(), size_t(end_.position()));
+    if (auto r = replay_hidden(rows, end_.hidden(), prompt, glue_)) return r;
+  }
+  if (park_.held() && !park_.contents().end.empty()) {
+    const ParkedSession::Contents& p = park_.contents();
+    const std::span<const int32_t> rows(p.tokens.data(), size_t(p.end.position()));
+    if (auto r = replay_hidden(rows, p.hidden, prompt, glue_)) return r;
+  }
+  return std::nullopt;
+}
+
+core::Status ResidentPrefix::restore(engine::Engine& engine, const ResumeOffer& chosen) const {
+  const int64_t r = chosen.resume_at;
+  if (chosen.tier == kTierResident && chosen.source == kSourceAnchor) {
+    const SectionCopy* a = anchors_.at(r);
+    if (a == nullptr) return core::Status::invalid_argument("resident: the anchor is gone");
+    if (core::Status s = a->write_back(engine); !s.is_ok()) return s;
+    return engine.resume_at(r);
+  }
+  if (chosen.tier == kTierResident && chosen.source == kSourceEnd) {
+    if (end_.position() != r) return core::Status::invalid_argument("resident: the end is gone");
+    if (core::Status s = end_.state().write_back(engine); !s.is_ok()) return s;
+    return engine.resume_at(r);
+  }
+  if (chosen.tier == kTierPark && chosen.source == kSourcePin) return pin_.restore(engine, r);
+  if (!chosen.useful()) engine.reset();
+  return core::Status::ok();  // another tier restores after begin()
+}
+
+core::Status ResidentPrefix::begin(engine::Engine& engine, std::span<const int32_t> prompt,
+                                   std::string_view session, int64_t max_tokens,
+                                   const ResumeOffer& chosen) {
+  if (core::Status s = finish_request(engine); !s.is_ok()) return s;
+  learn(engine);
+  const int64_t n = int64_t(tokens_.size());
+  const int64_t m = int64_t(prompt.size());
+  const int64_t r = chosen.useful() ? chosen.resume_at : 0;
+  const bool src_anchor = chosen.tier == kTierResident && chosen.source == kSourceAnchor;
+  const bool src_end = chosen.tier == kTierResident && chosen.source == kSourceEnd;
+  const bool src_pin = chosen.tier == kTierPark && chosen.source == kSourcePin;
+  const bool src_park = chosen.tier == kTierPark && chosen.source == kSourcePark;
+  if (r >= m && chosen.useful())
+    return core::Status::invalid_argument("resident: an offer must leave a token to prefill");
+  if (src_anchor && anchors_.at(r) == nullptr)
+    return core::Status::invalid_argument("resident: the anchor is gone");
+  if (src_end && end_.position() != r)
+    return core::Status::invalid_argument("resident: the end anchor is gone");
+  if (src_pin && (pin_.anchor_at_or_below(r) != r))
+    return core::Status::invalid_argument("resident: the pinned anchor is gone");
+  // Rows below this stay as they are; the request may write every row from it.
+  const int64_t from = (src_anchor || src_end) ? r : 0;
+  prompt_.assign(prompt.begin(), prompt.end());
+
+  // A guest: the conversation in place stays; the rows the guest can reach go aside.
+  if (!src_park && n > 0 && m <= opts_.guest_max_tokens && 4 * m < n) {
+    const int64_t reach = m + std::max<int64_t>(0, max_tokens) + 2 * opts_.stash_margin_rows;
+    const int64_t stash_end = std::min({n, reach, engine.capacity()});
+    const int64_t rows = std::max<int64_t>(0, stash_end - from);
+    if (rows * bytes_per_token_ <= opts_.stash_bytes) {
+      if (rows > 0) stash_.stash(engine, from, stash_end);
+      guest_ = true;
+      guest_from_ = from;
+      guest_stashed_ = rows > 0;
+      ++counters_.guests;
+      core::Status s = restore(engine, chosen);
+      if (!s.is_ok()) {
+        stash_.clear();
+        guest_ = false;
+        return s;
+      }
+      count_start(chosen);
+      return s;
+    }
+    ++counters_.guest_declines;
+  }
+
+  if (src_park) return swap_park(engine, prompt, session, r);
+  const int64_t c = common_prefix(tokens_, prompt);
+  if (c < n) prepare_replacement(engine, session, c, from, /*may_pin=*/!src_pin);
+
+  if (core::Status s = restore(engine, chosen); !s.is_ok()) {
+    truncate(0);
+    return s;
+  }
+  count_start(chosen);
+  int64_t base = kNoTaint;  // a cold prefill's rows
+  if (src_anchor || src_end) {
+    base = taint_;
+  } else if (src_pin) {
+    base = pin_.taint();
+  } else if (chosen.useful()) {
+    base = chosen.exact ? kNoTaint : 0;  // another tier's rows: only its word for them
+  }
+  keep_or_drop_park(prompt, from, exact_at(r, base));
+  if (src_end) {
+    anchors_.drop_above(r);
+    anchors_.put(end_.release());  // rows up to it stay; it is now a body anchor
+  } else if (src_anchor) {
+    anchors_.drop_above(r);
+    end_.clear();
+  } else {
+    anchors_.clear();
+    end_.clear();
+  }
+  taint_ = resumed_taint(r, base);
+  if (src_pin) {
+    tokens_.assign(pin_.tokens().begin(), pin_.tokens().begin() + r);
+  } else {
+    tokens_.assign(prompt.begin(), prompt.begin() + r);
+  }
+  session_.assign(session);
+  return core::Status::ok();
+}
+
+void ResidentPrefix::count_start(const ResumeOffer& chosen) {
+  if (chosen.tier == kTierResident && chosen.source == kSourceAnchor) {
+    ++counters_.hits_anchor;
+  } else if (chosen.tier == kTierResident && chosen.source == kSourceEnd) {
+    ++counters_.hits_end;
+  } else if (chosen.tier == kTierPark && chosen.source == kSourcePin) {
+    ++counters_.pin_hits;
+  } else if (chosen.tier == kTierPark && chosen.source == kSourcePark) {
+    ++counters_.park_hits;
+  } else if (chosen.useful()) {
+    ++counters_.other_tier;
+  } else {
+    ++counters_.cold;
+  }
+}
+
+void ResidentPrefix::prepare_replacement(engine::Engine& engine, std::string_view session,
+                                         int64_t c, int64_t from, bool may_pin) {
+  const bool keys = !session.empty() && !session_.empty();
+  const bool same_session = keys && session == session_;
+  const bool shares_nothing = anchors_.largest_at_or_below(c) == nullptr;
+  if (shares_nothing && (same_session || !keys)) {
+    // Compaction-shaped: the head is what the conversation's next turn shares. (Not while the
+    // pinned head itself is coming back: it stays as it is.)
+    if (!may_pin) return;
+    if (park_.held() && !session.empty() && park_.contents().session == session) park_.clear();
+    pin_head(engine);
+  } else if (!same_session) {
+    const ParkPlan plan = plan_park(from);
+    if (!plan.ok) {
+      // Counted only when there was something worth parking above the shared rows.
+      const SectionCopy* top = anchors_.largest_at_or_below(kNoTaint);
+      if ((top != nullptr && top->position() > from) || end_.position() > from)
+        ++counters_.park_declines;
+      return;
+    }
+    park_.park(park_contents(engine, from, plan, true));
+    ++counters_.parks;
+  }
+}
+
+void ResidentPrefix::pin_head(engine::Engine& engine) {
+  const std::vector<int64_t> pos = anchors_.positions();
+  for (size_t t = pos.size(); t-- > 0;) {
+    const int64_t top = pos[t];
+    const std::vector<int64_t> sel = spread(pos, t, opts_.pin_max_anchors);
+    if (sel.empty()) break;
+    const int64_t bytes = top * bytes_per_token_ + int64_t(sel.size()) * section_bytes_;
+    if (bytes > opts_.pin_bytes) continue;
+    std::map<int64_t, SectionCopy> anchors;
+    for (int64_t p : sel) anchors[p] = anchors_.take(p);
+    pin_.pin(std::vector<int32_t>(tokens_.begin(), tokens_.begin() + top),
+             RowCopy::capture(engine, 0, top), std::move(anchors), taint_);
+    ++counters_.pins;
+    return;
+  }
+  ++counters_.pin_declines;
+}
+
+ResidentPrefix::ParkPlan ResidentPrefix::plan_park(int64_t from) const {
+  ParkPlan plan;
+  std::vector<int64_t> above;
+  for (int64_t p : anchors_.positions())
+    if (p > from) above.push_back(p);
+  auto newest = [&](size_t count, int k) {  // the k largest of above[0..count)
+    const size_t take = std::min(count, size_t(std::max(0, k)));
+    return std::vector<int64_t>(above.begin() + (count - take), above.begin() + count);
+  };
+  if (opts_.park_anchors > 0 && end_.held() && end_.position() > from) {
+    const int64_t e = end_.position();
+    std::vector<int64_t> sel = newest(above.size(), opts_.park_anchors - 1);
+    const int64_t bytes = (e - from) * bytes_per_token_ + int64_t(sel.size() + 1) * section_bytes_;
+    if (bytes <= opts_.park_bytes) return ParkPlan{true, e, std::move(sel), true};
+  }
+  for (size_t t = above.size(); t-- > 0;) {
+    std::vector<int64_t> sel = newest(t + 1, opts_.park_anchors);
+    if (sel.empty()) break;
+    const int64_t bytes =
+        (above[t] - from) * bytes_per_token_ + int64_t(sel.size()) * section_bytes_;
+    if (bytes <= opts_.park_bytes) return ParkPlan{true, above[t], std::move(sel), false};
+  }
+  return plan;
+}
+
+// Moves the plan's anchors (and end) out of the tier into a park; copies its rows when
+// capture_rows (a swap copies them block by block itself).
+ParkedSession::Contents ResidentPrefix::park_contents(engine::Engine& engine, int64_t from,
+                                                      const ParkPlan& plan, bool capture_rows) {
+  ParkedSession::Contents k;
+  k.tokens.assign(tokens_.begin(), tokens_.begin() + plan.top);
+  k.session = session_;
+  k.begin = from;
+  k.block_rows = std::max<int64_t>(1, opts_.park_block_rows);
+  k.taint = taint_;
+  for (int64_t p : plan.anchors) k.anchors[p] = anchors_.take(p);
+  if (plan.with_end) {
+    k.hidden = end_.hidden();
+    k.end = end_.release();
+  }
+  if (capture_rows) {
+    for (int64_t x = from; x < plan.top; x += k.block_rows)
+      k.blocks.push_back(RowCopy::capture(engine, x, std::min(x + k.block_rows, plan.top)));
+  }
+  return k;
+}
+
+core::Status ResidentPrefix::swap_park(engine::Engine& engine, std::span<const int32_t> prompt,
+                                       std::string_view session, int64_t a) {
+  if (!park_.held()) return core::Status::invalid_argument("resident: no parked session");
+  {
+    const ParkedSession::Contents& p = park_.contents();
+    const bool at_end = !p.end.empty() && p.end.position() == a;
+    if (common_prefix(tokens_, p.tokens) < p.begin || (!at_end && p.anchors.count(a) == 0) ||
+        a > p.rows_end() || a < p.begin || common_prefix(p.tokens, prompt) < a)
+      return core::Status::invalid_argument("resident: the parked offer is gone");
+  }
+  ParkedSession::Contents back = park_.release();
+  const int64_t from = back.begin;
+  const ParkPlan plan = plan_park(from);
+  ParkedSession::Contents out;
+  if (plan.ok) out = park_contents(engine, from, plan, false);
+  // Exchange block by block: copy the rows in place out, then write the parked ones there.
+  const int64_t blk = back.block_rows;
+  out.block_rows = blk;
+  const int64_t hi = std::max(plan.ok ? plan.top : from, a);
+  size_t k = 0;
+  for (int64_t x = from; x < hi; x += blk, ++k) {
+    if (plan.ok && x < plan.top)
+      out.blocks.push_back(RowCopy::capture(engine, x, std::min(x + blk, plan.top)));
+    if (x < a) {
+      core::Status s = back.blocks[k].write_back(engine, x, std::min(x + blk, a));
+      if (!s.is_ok()) {
+        truncate(0);
+        return s;
+      }
+    }
+    if (k < back.blocks.size()) back.blocks[k] = RowCopy();
+  }
+  const bool at_end = !back.end.empty() && back.end.position() == a;
+  const SectionCopy& state = at_end ? back.end : back.anchors.at(a);
+  if (core::Status s = state.write_back(engine); !s.is_ok()) {
+    truncate(0);
+    return s;
+  }
+  if (core::Status s = engine.resume_at(a); !s.is_ok()) {
+    truncate(0);
+    return s;
+  }
+  // The parked conversation is the resident one now.
+  anchors_.drop_above(from);
+  end_.clear();
+  for (auto& [pos, anchor] : back.anchors)
+    if (pos <= a) anchors_.put(std::move(anchor));
+  if (at_end) anchors_.put(std::move(back.end));
+  taint_ = resumed_taint(a, back.taint);
+  tokens_.assign(back.tokens.begin(), back.tokens.begin() + a);
+  session_.assign(session);
+  if (plan.ok) {
+    park_.park(std::move(out));
+    ++counters_.parks;
+  }
+  count_start(ResumeOffer{a, kTierPark, kSourcePark});
+  return core::Status::ok();
+}
+
+// A park needs the rows [0, begin) in place to be its head. A request that rewrites rows
+// below begin keeps them so only when it writes the same tokens bit for bit (an exact resume
+// over a head that was exact).
+void ResidentPrefix::keep_or_drop_park(std::span<const int32_t> prompt, int64_t from,
+                                       bool exact_resume) {
+  if (!park_.held()) return;
+  const ParkedSession::Contents& p = park_.contents();
+  if (from >= p.begin) return;
+  if (common_prefix(prompt, p.tokens) >= p.begin && exact_resume && p.begin <= p.taint) return;
+  park_.clear();
+}
+
+void ResidentPrefix::on_anchor(engine::Engine& engine, int64_t position, bool is_end) {
+  if (guest_) return;  // a guest's state is not the conversation's
+  if (position < int64_t(tokens_.size()) || position > int64_t(prompt_.size())) return;
+  tokens_.assign(prompt_.begin(), prompt_.begin() + position);
+  const bool on_line = opts_.anchor_spacing <= 0 || position % opts_.anchor_spacing == 0;
+  if (!is_end && !on_line) return;
+  anchors_.put(SectionCopy::capture(engine));
+  ++counters_.anchors_taken;
+}
+
+void ResidentPrefix::keep_end(engine::Engine& engine, std::span<const int32_t> forwarded,
+                              std::vector<HiddenSpan> hidden) {
+  if (guest_) return;
+  prompt_.clear();
+  const int64_t p = int64_t(tokens_.size());
+  const int64_t f = int64_t(forwarded.size());
+  if (f < p || common_prefix(tokens_, forwarded) < p || engine.length() != f) {
+    ++counters_.ends_declined;
+    return;
+  }
+  // Decode writes one-token calls: off the grid of a coarser architecture.
+  if (granularity_ > 1 && f > p) taint_ = std::min(taint_, p);
+  tokens_.assign(forwarded.begin(), forwarded.end());
+  end_.clear();
+  if (!opts_.end_anchor) return;
+  std::sort(hidden.begin(), hidden.end(),
+            [](const HiddenSpan& x, const HiddenSpan& y) { return x.begin < y.begin; });
+  std::erase_if(hidden, [&](const HiddenSpan& h) { return h.empty() || h.begin < 0 || h.end > f; });
+  end_.keep(SectionCopy::capture(engine), std::move(hidden));
+  ++counters_.ends_kept;
+}
+
+core::Status ResidentPrefix::finish_request(engine::Engine& engine) {
+  if (!guest_) return core::Status::ok();
+  guest_ = false;
+  prompt_.clear();
+  if (stash_.held()) {
+    core::Status s = stash_.put_back(engine);
+    if (!s.is_ok()) truncate(guest_from_);
+    return s;
+  }
+  if (guest_stashed_) {  // the Budget shed the stash: the guest overwrote those rows
+    ++counters_.guest_stash_lost;
+    truncate(guest_from_);
+  }
+  return core::Status::ok();
+}
+
+// The rows in place are valid only up to n now.
+void ResidentPrefix::truncate(int64_t n) {
+  if (n < int64_t(tokens_.size())) tokens_.resize(size_t(n));
+  anchors_.drop_above(n);
+  if (end_.position() > n) end_.clear();
+  if (park_.held() && park_.contents().begin > n) park_.clear();
+}
+
+void ResidentPrefix::clear() {
+  tokens_.clear();
+  session_.clear();
+  taint_ = kNoTaint;
+  anchors_.clear();
+  end_.clear();
+  stash_.clear();
+  pin_.clear();
+  park_.clear();
+  prompt_.clear();
+  guest_ = false;
+  guest_stashed_ = false;
+}
+
+std::vector<CacheLevel*> ResidentPrefix::levels() {
+  return {&anchors_, &end_, &stash_, &park_, &pin_};
+}
+
+ResidentStats ResidentPrefix::stats() const {
+  ResidentStats s = counters_;
+  s.resident_tokens = int64_t(tokens_.size());
+  s.anchors = int64_t(anchors_.size());
+  s.anchor_bytes = anchors_.held_bytes();
+  s.anchors_evicted = anchors_.evicted();
+  s.end_position = end_.position();
+  s.end_bytes = end_.held_bytes();
+  s.taint = taint_ == kNoTaint ? -1 : taint_;
+  s.stash_bytes = stash_.held_bytes();
+  s.pin_bytes = pin_.held_bytes();
+  s.pin_tokens = int64_t(pin_.tokens().size());
+  s.park_bytes = park_.held_bytes();
+  s.park_tokens = int64_t(park_.contents().tokens.size());
+  return s;
+}
+
+}  // namespace anchorage::cache

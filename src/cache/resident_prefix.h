@@ -1,0 +1,205 @@
+// ResidentPrefix: the tier that serves a conversation from the rows still in the engine's own
+// buffers (docs/cache.md "Resident prefix"). It holds:
+//   - the resident tokens: the ids whose view rows are in place, rows [0, n);
+//   - body anchors (AnchorSet): sections copied at anchor lines of every prefill and at the end
+//     of every prefill;
+//   - the end anchor (EndAnchor): sections after a generation, with its hidden spans;
+//   - a guest stash (RowStash), a pinned head (PinnedHead) and one parked session
+//     (ParkedSession), which keep the conversation's rows across a short unrelated request, a
+//     compaction and another session.
+// It knows a model only through engine::Engine's state contract; sizes come from cost().
+//
+// Taint: with exact_granularity() g > 1, rows written by decode, and every row a prefill wrote
+// after resuming off the g-grid or from tainted rows, are not a cold prefill's bits. taint() is
+// the lowest such row. Resuming at position a is bit-exact (ResumeOffer::exact) iff a % g == 0
+// and a <= taint; otherwise it is held to the greedy gate only. With g == 1 nothing is tainted.
+//
+// The calls of one request, all on the engine thread:
+//   replay(client prompt) -> prompt (hidden spans put back), offer(prompt, session) [and the
+//   other tiers'], begin(engine, prompt, session, max_tokens, chosen), prefill with
+//   PrefillOptions::on_anchor = on_anchor(...), generation, keep_end(engine, forwarded,
+//   hidden), finish_request(engine) (before the next request; begin also calls it).
+//
+// Thread safety: none; every method runs on the engine thread (no locking inside).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cache/anchor_set.h"
+#include "cache/cache_level.h"
+#include "cache/end_anchor.h"
+#include "cache/hidden_span.h"
+#include "cache/offer_source.h"
+#include "cache/parked_session.h"
+#include "cache/pinned_head.h"
+#include "cache/resume_offer.h"
+#include "cache/row_stash.h"
+#include "core/status.h"
+#include "engine/engine.h"
+
+namespace anchorage::cache {
+
+struct ResidentOptions {
+  // Body anchors at positions that are multiples of this (it should be a multiple of the
+  // engine's anchor spacing: the engine reports only its own lines); 0: every line reported.
+  int64_t anchor_spacing = 1024;
+  int64_t anchor_bytes = int64_t(5) << 29;  // 2.5 GiB of body anchors
+  int keep_newest = 4;                      // anchors the anchor budget never evicts
+  bool end_anchor = true;                   // keep the end anchor after a generation
+  int64_t guest_max_tokens = 8192;          // a guest's prompt: at most this, and < 1/4 resident
+  int64_t stash_bytes = int64_t(1) << 30;   // the guest stash
+  int64_t pin_bytes = int64_t(4) << 30;     // the pinned head, rows and anchors
+  int pin_max_anchors = 8;
+  // The anchor budget evicts anchors at multiples of this up to pin_max_anchors of them last,
+  // so a pinned head has anchors spread over it (0: no preference).
+  int64_t pin_anchor_stride = 4096;
+  int64_t park_bytes = int64_t(4) << 30;  // the parked session, rows and anchors
+  int park_anchors = 4;                   // newest anchors parked (the end takes one place)
+  int64_t stash_margin_rows = 512;        // two of these past a guest's prompt + max_tokens
+  int64_t park_block_rows = 1024;         // rows per block of a park swap
+};
+
+// Counters and bytes for /v1/cache/stats and /metrics (a plain value).
+struct ResidentStats {
+  int64_t resident_tokens = 0;
+  int64_t anchors = 0;
+  int64_t anchor_bytes = 0;
+  int64_t anchors_taken = 0;
+  int64_t anchors_evicted = 0;  // by the anchor budget
+  int64_t end_position = -1;    // -1: no end anchor
+  int64_t end_bytes = 0;
+  int64_t ends_kept = 0;
+  int64_t ends_declined = 0;  // keep_end found the engine or the tokens not as expected
+  int64_t taint = -1;         // lowest tainted row in place; -1: none
+  int64_t hits_anchor = 0;    // begin() restored from a body anchor
+  int64_t hits_end = 0;
+  int64_t pin_hits = 0;
+  int64_t park_hits = 0;
+  int64_t other_tier = 0;  // begin() with another tier's offer
+  int64_t cold = 0;        // begin() with no offer
+  int64_t guests = 0;
+  int64_t guest_declines = 0;    // too big for the stash: served as a replacement
+  int64_t guest_stash_lost = 0;  // the stash was shed while a guest ran
+  int64_t stash_bytes = 0;
+  int64_t pins = 0;
+  int64_t pin_declines = 0;
+  int64_t pin_bytes = 0;
+  int64_t pin_tokens = 0;
+  int64_t parks = 0;
+  int64_t park_declines = 0;
+  int64_t park_bytes = 0;
+  int64_t park_tokens = 0;
+};
+
+class ResidentPrefix final : public OfferSource {
+ public:
+  static constexpr int64_t kNoTaint = INT64_MAX;
+
+  explicit ResidentPrefix(const ResidentOptions& opts);
+  ResidentPrefix(const ResidentPrefix&) = delete;
+  ResidentPrefix& operator=(const ResidentPrefix&) = delete;
+
+  const ResidentOptions& options() const { return opts_; }
+  // The tokenizer's whitespace-only token ids (newlines, spaces, a tab): replay's glue.
+  void set_glue_ids(std::vector<int32_t> ids);
+
+  // No side effects: where `prompt` (already through replay()) of `session` could resume from
+  // what this tier holds — the rows in place with a body anchor or the end anchor (tier
+  // "resident"), the pinned head or the parked session (tier "ram_park"). The largest
+  // position wins; on a tie the rows in place. resume_at < prompt.size() always.
+  ResumeOffer offer(std::span<const int32_t> prompt, std::string_view session) const override;
+
+  // The client's copy with the end anchor's hidden spans put back and the whitespace glue next
+  // to them aligned (end_replay.h), when it starts with every token up to the end anchor — of
+  // the rows in place, else of the parked session — that way; nullopt otherwise. The result
+  // starts with the rows' own tokens up to that end anchor.
+  std::optional<std::vector<int32_t>> replay(std::span<const int32_t> prompt) const;
+
+  // Before the prefill of `prompt`. `chosen` is the planner's pick: an offer of this tier
+  // (restored here: sections, rows for pin/park, resume_at), of another tier (this tier only
+  // prepares; that tier restores afterwards), or none (engine.reset()). Preparing means: a
+  // guest (prompt <= guest_max_tokens and < 1/4 of the resident tokens) gets the rows it can
+  // reach stashed; otherwise a prompt that parts from the rows in place and shares no anchor
+  // with them, of the same session (or with no session keys), pins the head; one of another
+  // session parks the rows it will overwrite. InvalidArgument for an offer this tier no longer
+  // holds (the engine is then untouched).
+  core::Status begin(engine::Engine& engine, std::span<const int32_t> prompt,
+                     std::string_view session, int64_t max_tokens, const ResumeOffer& chosen);
+  // PrefillOptions::on_anchor of the prefill begin() prepared.
+  void on_anchor(engine::Engine& engine, int64_t position, bool is_end);
+  // After the generation: `forwarded` is every token the engine forwarded (the prompt and the
+  // generated tokens but the last sampled one), `hidden` the spans among them the client
+  // does not see. The rows become valid up to forwarded.size(); the end anchor is kept there.
+  void keep_end(engine::Engine& engine, std::span<const int32_t> forwarded,
+                std::vector<HiddenSpan> hidden);
+  // Puts a guest's stash back (the rows in place are the conversation's again). Idempotent.
+  core::Status finish_request(engine::Engine& engine);
+  // Drops everything (a guest's stash too: call finish_request first to keep the rows).
+  void clear();
+
+  // In the shedding order: body anchors, end anchor, guest stash, park, pin.
+  std::vector<CacheLevel*> levels();
+  ResidentStats stats() const;
+
+  std::span<const int32_t> tokens() const { return tokens_; }
+  // The end anchor of the rows in place (held() false when there is none).
+  const EndAnchor& end_anchor() const { return end_; }
+  int64_t taint() const { return taint_; }
+  bool guest_active() const { return guest_; }
+  std::string_view session() const { return session_; }
+
+ private:
+  struct ParkPlan {
+    bool ok = false;
+    int64_t top = 0;               // parked rows [from, top)
+    std::vector<int64_t> anchors;  // body anchors to park
+    bool with_end = false;
+  };
+
+  void learn(const engine::Engine& engine);
+  bool exact_at(int64_t pos, int64_t taint) const;
+  int64_t resumed_taint(int64_t r, int64_t base) const;
+  core::Status restore(engine::Engine& engine, const ResumeOffer& chosen) const;
+  void count_start(const ResumeOffer& chosen);
+  void prepare_replacement(engine::Engine& engine, std::string_view session, int64_t c,
+                           int64_t from, bool may_pin);
+  void pin_head(engine::Engine& engine);
+  ParkPlan plan_park(int64_t from) const;
+  ParkedSession::Contents park_contents(engine::Engine& engine, int64_t from, const ParkPlan& plan,
+                                        bool capture_rows);
+  core::Status swap_park(engine::Engine& engine, std::span<const int32_t> prompt,
+                         std::string_view session, int64_t a);
+  void keep_or_drop_park(std::span<const int32_t> prompt, int64_t from, bool exact_resume);
+  void truncate(int64_t n);
+
+  ResidentOptions opts_;
+  std::vector<int32_t> glue_;  // sorted
+
+  // Learnt from the engine at the first begin().
+  int64_t granularity_ = 1;
+  int64_t bytes_per_token_ = 0;
+  int64_t section_bytes_ = 0;
+
+  std::vector<int32_t> tokens_;  // rows [0, tokens_.size()) in place are these tokens'
+  std::string session_;
+  int64_t taint_ = kNoTaint;
+  AnchorSet anchors_;
+  EndAnchor end_;
+  RowStash stash_;
+  PinnedHead pin_;
+  ParkedSession park_;
+
+  std::vector<int32_t> prompt_;  // the prefill begin() prepared (on_anchor extends tokens_)
+  bool guest_ = false;
+  int64_t guest_from_ = 0;  // the first row the guest may overwrite
+  bool guest_stashed_ = false;
+
+  ResidentStats counters_;
+};
+
+}  // namespace anchorage::cache

@@ -1,0 +1,140 @@
+// Unpacking quantized weight panels to f32, written once and compiled into each ISA's GEMM
+// file (gemm_scalar.cc, gemm_avx2.cc, gemm_avx512.cc), like gemm_block_impl.h: include it
+// inside the file's anonymous namespace, after <cstdint> and core/dtype.h (for DType only).
+//
+// Input: one k block of a quantized panel (kernels/packed_weight.h): the 32 lanes' GGUF blocks
+// byte-interleaved, byte b of lane l at b * 32 + l. Output: [B][32] f32, k-major (the panel
+// order the GEMM tiles read). Every loop runs over the 32 lanes innermost on contiguous bytes,
+// so the compiler vectorises it for the file's ISA; each value is the same IEEE operations as
+// kernels/quant.cc's dequantizers (d * q; (d*sc) * q - dmin*m; (d*sc) * q), with no
+// contraction (-ffp-contract=off), so every ISA gives dequantize_row()'s bits.
+// (No #includes here: the file is included inside a namespace.)
+#pragma once
+
+constexpr int kUnpackLanes = 32;
+
+// core::f16_to_f32's bits, inlined (it is out of line and branchy, and a k block needs 32 of
+// them): a subnormal is mant * 2^-24 (exact), the rest is a re-biased exponent.
+inline float half_to_float(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  uint32_t u;
+  if (exp == 0) {
+    const float f = float(mant) * 0x1.0p-24f;
+    __builtin_memcpy(&u, &f, 4);
+    u |= sign;
+  } else if (exp == 31) {
+    u = sign | 0x7f800000u | mant << 13;
+  } else {
+    u = sign | (exp + 112) << 23 | mant << 13;
+  }
+  float f;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
+}
+
+// The f16 at bytes b, b+1 of every lane.
+inline void unpack_f16_field(const uint8_t* __restrict kb, int b, float* __restrict out) {
+  for (int l = 0; l < kUnpackLanes; ++l)
+    out[l] = half_to_float(uint16_t(kb[b * 32 + l] | (kb[(b + 1) * 32 + l] << 8)));
+}
+
+inline void unpack_q8_0(const uint8_t* __restrict kb, float* __restrict out) {
+  float d[kUnpackLanes];
+  unpack_f16_field(kb, 0, d);
+  for (int i = 0; i < 32; ++i) {
+    const int8_t* __restrict q = reinterpret_cast<const int8_t*>(kb + (2 + i) * 32);
+    float* __restrict o = out + i * 32;
+    for (int l = 0; l < kUnpackLanes; ++l) o[l] = float(q[l]) * d[l];
+  }
+}
+
+// Q4_K sub-block j's (d * sc) and (dmin * m) for every lane.
+inline void q4_k_lane_scales(const uint8_t* __restrict kb, float (*__restrict d1)[kUnpackLanes],
+                             float (*__restrict m1)[kUnpackLanes]) {
+  float d[kUnpackLanes], dmin[kUnpackLanes];
+  unpack_f16_field(kb, 0, d);
+  unpack_f16_field(kb, 2, dmin);
+  for (int l = 0; l < kUnpackLanes; ++l) {
+    uint8_t s[12];
+    for (int j = 0; j < 12; ++j) s[j] = kb[(4 + j) * 32 + l];
+    for (int j = 0; j < 8; ++j) {
+      int sc, m;
+      if (j < 4) {
+        sc = s[j] & 63;
+        m = s[j + 4] & 63;
+      } else {
+        sc = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
+        m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+      }
+      d1[j][l] = d[l] * float(sc);
+      m1[j][l] = dmin[l] * float(m);
+    }
+  }
+}
+
+inline void unpack_q4_k(const uint8_t* __restrict kb, float* __restrict out) {
+  float d1[8][kUnpackLanes], m1[8][kUnpackLanes];
+  q4_k_lane_scales(kb, d1, m1);
+  for (int i = 0; i < 4; ++i) {
+    for (int e = 0; e < 32; ++e) {
+      const uint8_t* __restrict q = kb + (16 + 32 * i + e) * 32;
+      float* __restrict lo = out + (64 * i + e) * 32;
+      float* __restrict hi = out + (64 * i + 32 + e) * 32;
+      for (int l = 0; l < kUnpackLanes; ++l) {
+        lo[l] = d1[2 * i][l] * float(q[l] & 0xF) - m1[2 * i][l];
+        hi[l] = d1[2 * i + 1][l] * float(q[l] >> 4) - m1[2 * i + 1][l];
+      }
+    }
+  }
+}
+
+inline void unpack_q6_k(const uint8_t* __restrict kb, float* __restrict out) {
+  float d[kUnpackLanes];
+  unpack_f16_field(kb, 208, d);
+  float ds[16][kUnpackLanes];
+  for (int j = 0; j < 16; ++j) {
+    const int8_t* __restrict sc = reinterpret_cast<const int8_t*>(kb + (192 + j) * 32);
+    for (int l = 0; l < kUnpackLanes; ++l) ds[j][l] = d[l] * float(sc[l]);
+  }
+  for (int h = 0; h < 2; ++h) {
+    for (int e = 0; e < 32; ++e) {
+      const uint8_t* __restrict ql0 = kb + (64 * h + e) * 32;
+      const uint8_t* __restrict ql1 = kb + (64 * h + 32 + e) * 32;
+      const uint8_t* __restrict qh = kb + (128 + 32 * h + e) * 32;
+      const int is = 8 * h + e / 16;
+      float* __restrict o = out + (128 * h + e) * 32;
+      for (int l = 0; l < kUnpackLanes; ++l) {
+        const int q1 = ((ql0[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+        const int q2 = ((ql1[l] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+        const int q3 = ((ql0[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+        const int q4 = ((ql1[l] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+        o[l] = ds[is][l] * float(q1);
+        o[32 * 32 + l] = ds[is + 2][l] * float(q2);
+        o[64 * 32 + l] = ds[is + 4][l] * float(q3);
+        o[96 * 32 + l] = ds[is + 6][l] * float(q4);
+      }
+    }
+  }
+}
+
+// n k blocks of `dtype` (a core::DType value) from `blocks` into out ([n * B][32]). Block
+// sizes are spelled out here rather than taken from core/dtype.h's inline functions: an inline
+// function compiled with this file's ISA flags must not be emitted for the linker to pick.
+inline void unpack_kblocks_impl(int dtype, const uint8_t* blocks, int64_t n, float* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    switch (core::DType(dtype)) {
+      case core::DType::kQ8_0:
+        unpack_q8_0(blocks + i * 34 * 32, out + i * 32 * 32);
+        break;
+      case core::DType::kQ4_K:
+        unpack_q4_k(blocks + i * 144 * 32, out + i * 256 * 32);
+        break;
+      case core::DType::kQ6_K:
+        unpack_q6_k(blocks + i * 210 * 32, out + i * 256 * 32);
+        break;
+      default:
+        break;
+    }
+  }
+}

@@ -1,0 +1,100 @@
+// GET /v1/cache/stats, POST /v1/cache/clear, POST /v1/cache/peek (routes.h; docs/http-api.md
+// "Cache routes"). The tiers belong to the engine thread: stats read the snapshot the caches
+// publish after every change; clear and peek take the engine while it is idle
+// (EngineQueue::run_when_idle).
+#include <httplib.h>
+
+#include "server/completion_request.h"
+#include "server/engine_caches.h"
+#include "server/openai_json.h"
+#include "server/prompt_builder.h"
+#include "server/request_parser.h"
+#include "server/responder.h"
+#include "server/routes.h"
+#include "server/service.h"
+
+namespace anchorage::server {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// The peek waits this long for a running request to end (the seed's 3 s), and answers 409 at
+// once while another request waits.
+constexpr int kPeekWaitMs = 3000;
+// A clear waits for the running request to end, however long it takes up to this.
+constexpr int kClearWaitMs = 600000;
+
+bool authorised(const Service& svc, const httplib::Request& req) {
+  if (svc.options.admin_token.empty()) return true;
+  return req.get_header_value("Authorization") == "Bearer " + svc.options.admin_token;
+}
+
+}  // namespace
+
+void handle_cache_stats(Service& svc, const httplib::Request&, httplib::Response& res) {
+  Json body = svc.caches != nullptr ? svc.caches->stats_json() : Json{{"enabled", false}};
+  res.set_content(dump_json(body), "application/json");
+}
+
+void handle_cache_clear(Service& svc, const httplib::Request& req, httplib::Response& res) {
+  if (!authorised(svc, req)) {
+    ApiError e =
+        field_error("Authorization", "this route needs the admin bearer token", "invalid_api_key");
+    e.http_status = 401;
+    e.type = "authentication_error";
+    return answer_error(svc, res, e);
+  }
+  const std::string tier = req.has_param("tier") ? req.get_param_value("tier") : "all";
+  if (tier != "all" && tier != "ram") {
+    return answer_error(svc, res, field_error("tier", "must be \"all\" or \"ram\""));
+  }
+  if (svc.caches != nullptr) {
+    core::Status s = svc.queue.run_when_idle([&] { svc.caches->clear(); }, kClearWaitMs,
+                                             /*refuse_if_waiting=*/false);
+    if (!s.is_ok()) {
+      return answer_error(
+          svc, res,
+          s.code() == core::StatusCode::kCancelled ? shutting_down_error() : cache_busy_error());
+    }
+  }
+  res.set_content(dump_json(Json{{"cleared", svc.caches != nullptr}, {"tier", tier}}),
+                  "application/json");
+}
+
+void handle_cache_peek(Service& svc, const httplib::Request& req, httplib::Response& res) {
+  CompletionRequest request;
+  if (auto e = parse_chat_body(req.body, session_header(req), &request)) {
+    return answer_error(svc, res, *e);
+  }
+  std::vector<int32_t> prompt;
+  std::string prompt_text;
+  if (auto e = build_prompt(request, svc.tokenizer, svc.vocab_size, svc.capacity, &prompt,
+                            &prompt_text)) {
+    return answer_error(svc, res, *e);
+  }
+  CachePeek peek;
+  peek.tokens = int64_t(prompt.size());
+  peek.reread_tokens = peek.tokens;
+  if (svc.caches != nullptr) {
+    const std::string session = session_tag(request.session.hash(), !request.session.empty());
+    core::Status s = svc.queue.run_when_idle(
+        [&] { peek = svc.caches->peek(prompt, prompt_text, session); }, kPeekWaitMs,
+        /*refuse_if_waiting=*/true);
+    if (!s.is_ok()) {
+      return answer_error(
+          svc, res,
+          s.code() == core::StatusCode::kCancelled ? shutting_down_error() : cache_busy_error());
+    }
+  }
+  Json body{{"tier", peek.tier},
+            {"source", peek.source},
+            {"cached_tokens", peek.cached_tokens},
+            {"reread_tokens", peek.reread_tokens},
+            {"reread_eta_ms", peek.reread_eta_ms},
+            {"tokens", peek.tokens},
+            {"aligned", peek.aligned},
+            {"session", std::string(session_source_name(request.session.source))}};
+  res.set_content(dump_json(body), "application/json");
+}
+
+}  // namespace anchorage::server

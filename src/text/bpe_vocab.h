@@ -1,0 +1,46 @@
+// BpeVocab: a byte-level BPE vocabulary as a GGUF file stores it (tokenizer.ggml.*: tokens,
+// token types, "left right" merges, the pre-tokenizer name), and its conversion to and from
+// the TokenizerSpec a tokenizer.json gives (docs/tokenizer.md "From a GGUF file"). The text
+// layer knows nothing of GGUF: the caller copies the arrays out of the file.
+// Plain data and pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "text/tokenizer_spec.h"
+
+namespace anchorage::text {
+
+// GGUF token types.
+enum BpeTokenType : int32_t {
+  kBpeTokenNormal = 1,  // a vocabulary piece in the byte-level alphabet
+  kBpeTokenUnknown = 2,
+  kBpeTokenControl = 3,      // an added special token (<|im_start|>), raw text
+  kBpeTokenUserDefined = 4,  // an added non-special token (<think>, <tool_call>), raw text
+  kBpeTokenUnused = 5,       // padding ([PAD151669]): no token
+  kBpeTokenByte = 6,
+};
+
+struct BpeVocab {
+  std::vector<std::string> tokens;   // by id
+  std::vector<int32_t> token_types;  // by id; empty = every token normal
+  std::vector<std::string> merges;   // by rank, "left right" in the byte-level alphabet
+  std::string pre;                   // tokenizer.ggml.pre: "qwen2" or "qwen35"
+};
+
+// The spec of a vocabulary. InvalidArgument names the bad token or merge; Unsupported names a
+// pre-tokenizer or token type we do not implement. Both known pre-tokenizers NFC-normalize,
+// as the tokenizer.json files they come from do.
+core::Result<TokenizerSpec> spec_from_vocab(const BpeVocab& v);
+
+// The vocabulary of a spec (what a converter writes), padded with unused "[PADn]" tokens to
+// `n_tokens` entries when that is larger than the spec's ids.
+BpeVocab vocab_from_spec(const TokenizerSpec& spec, const std::string& pre, int64_t n_tokens);
+
+// The split regex of a GGUF pre-tokenizer name, or "" for one we do not know.
+std::string pre_tokenizer_pattern(const std::string& pre);
+
+}  // namespace anchorage::text

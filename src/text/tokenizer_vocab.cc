@@ -1,0 +1,140 @@
+// BpeVocab <-> TokenizerSpec, and Tokenizer::from_vocab.
+#include <algorithm>
+#include <unordered_map>
+
+#include "text/bpe_vocab.h"
+#include "text/byte_level.h"
+#include "text/tokenizer.h"
+
+namespace anchorage::text {
+
+using core::Result;
+using core::Status;
+
+namespace {
+
+constexpr int64_t kMaxTokens = int64_t{1} << 24;
+
+// Qwen2 / Qwen3 (and Qwen3-Next): the Split regex of their tokenizer.json.
+constexpr const char* kQwen2Pattern =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+"
+    "[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+// Qwen3.5: the same with combining marks (\p{M}) kept inside letter runs.
+constexpr const char* kQwen35Pattern =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}"
+    "\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+}  // namespace
+
+std::string pre_tokenizer_pattern(const std::string& pre) {
+  if (pre == "qwen2") return kQwen2Pattern;
+  if (pre == "qwen35") return kQwen35Pattern;
+  return "";
+}
+
+Result<TokenizerSpec> spec_from_vocab(const BpeVocab& v) {
+  TokenizerSpec spec;
+  spec.split_pattern = pre_tokenizer_pattern(v.pre);
+  if (spec.split_pattern.empty()) {
+    return Status::unsupported("tokenizer.ggml.pre '" + v.pre + "' (qwen2 and qwen35 are known)");
+  }
+  spec.nfc = true;
+  if (int64_t(v.tokens.size()) > kMaxTokens) {
+    return Status::invalid_argument("tokenizer.ggml.tokens: too many tokens");
+  }
+  if (!v.token_types.empty() && v.token_types.size() != v.tokens.size()) {
+    return Status::invalid_argument(
+        "tokenizer.ggml.token_type: " + std::to_string(v.token_types.size()) + " entries for " +
+        std::to_string(v.tokens.size()) + " tokens");
+  }
+  spec.token_bytes.assign(v.tokens.size(), std::string());
+  std::unordered_map<std::string_view, int32_t> piece_ids;
+  piece_ids.reserve(v.tokens.size());
+  for (size_t id = 0; id < v.tokens.size(); ++id) {
+    const int32_t type = v.token_types.empty() ? kBpeTokenNormal : v.token_types[id];
+    const std::string& tok = v.tokens[id];
+    switch (type) {
+      case kBpeTokenNormal: {
+        std::string& bytes = spec.token_bytes[id];
+        if (!byte_level_to_bytes(tok, &bytes) || bytes.empty()) {
+          return Status::invalid_argument("tokenizer.ggml.tokens[" + std::to_string(id) +
+                                          "] is not a byte-level piece");
+        }
+        piece_ids.emplace(tok, int32_t(id));
+        break;
+      }
+      case kBpeTokenControl:
+      case kBpeTokenUserDefined:
+        if (tok.empty()) {
+          return Status::invalid_argument("tokenizer.ggml.tokens[" + std::to_string(id) +
+                                          "]: empty added token");
+        }
+        spec.added_tokens.push_back({tok, int32_t(id), type == kBpeTokenControl});
+        break;
+      case kBpeTokenUnused:
+        break;
+      default:
+        return Status::unsupported("tokenizer.ggml.token_type[" + std::to_string(id) + "] = " +
+                                   std::to_string(type) + " in a byte-level BPE vocabulary");
+    }
+  }
+  // Ids past the last vocabulary piece are padding or added tokens, which the tokenizer keeps
+  // apart (as from a tokenizer.json).
+  size_t n_pieces = spec.token_bytes.size();
+  while (n_pieces > 0 && spec.token_bytes[n_pieces - 1].empty()) --n_pieces;
+  spec.token_bytes.resize(n_pieces);
+  spec.merges.reserve(v.merges.size());
+  for (size_t rank = 0; rank < v.merges.size(); ++rank) {
+    const std::string_view m = v.merges[rank];
+    const size_t space = m.find(' ');
+    const auto bad = [&](const char* what) {
+      return Status::invalid_argument("tokenizer.ggml.merges[" + std::to_string(rank) +
+                                      "]: " + what);
+    };
+    if (space == std::string_view::npos || m.find(' ', space + 1) != std::string_view::npos) {
+      return bad("expected \"left right\"");
+    }
+    const auto l = piece_ids.find(m.substr(0, space));
+    const auto r = piece_ids.find(m.substr(space + 1));
+    if (l == piece_ids.end() || r == piece_ids.end()) return bad("token not in the vocabulary");
+    spec.merges.emplace_back(l->second, r->second);
+  }
+  return spec;
+}
+
+BpeVocab vocab_from_spec(const TokenizerSpec& spec, const std::string& pre, int64_t n_tokens) {
+  BpeVocab v;
+  v.pre = pre;
+  int64_t n = int64_t(spec.token_bytes.size());
+  for (const AddedTokenSpec& a : spec.added_tokens) n = std::max<int64_t>(n, a.id + 1);
+  n = std::max(n, n_tokens);
+  v.tokens.resize(size_t(n));
+  v.token_types.assign(size_t(n), kBpeTokenUnused);
+  for (size_t id = 0; id < spec.token_bytes.size(); ++id) {
+    if (spec.token_bytes[id].empty()) continue;
+    v.tokens[id] = byte_level_from_bytes(spec.token_bytes[id]);
+    v.token_types[id] = kBpeTokenNormal;
+  }
+  for (const AddedTokenSpec& a : spec.added_tokens) {
+    v.tokens[size_t(a.id)] = a.content;
+    v.token_types[size_t(a.id)] = a.special ? kBpeTokenControl : kBpeTokenUserDefined;
+  }
+  for (int64_t id = 0; id < n; ++id) {
+    if (v.token_types[size_t(id)] == kBpeTokenUnused)
+      v.tokens[size_t(id)] = "[PAD" + std::to_string(id) + "]";
+  }
+  v.merges.reserve(spec.merges.size());
+  for (const auto& [l, r] : spec.merges) {
+    v.merges.push_back(byte_level_from_bytes(spec.token_bytes[size_t(l)]) + " " +
+                       byte_level_from_bytes(spec.token_bytes[size_t(r)]));
+  }
+  return v;
+}
+
+Result<Tokenizer> Tokenizer::from_vocab(const BpeVocab& v) {
+  auto spec = spec_from_vocab(v);
+  if (!spec) return spec.error();
+  return create(std::move(*spec));
+}
+
+}  // namespace anchorage::text

@@ -93,8 +93,13 @@ TEST(OpenAiJson, WholeResponsesAndUsage) {
   EXPECT_EQ(usage["completion_tokens"], 3);
   EXPECT_EQ(usage["total_tokens"], 13);
   EXPECT_EQ(usage["prompt_tokens_details"], (Json{{"cached_tokens", 0}}));
-  EXPECT_EQ(usage["anchorage"]["cache"],
-            (Json{{"tier", "none"}, {"source", "cold"}, {"cached", 0}, {"reread", 10}}));
+  EXPECT_EQ(usage["anchorage"]["cache"], (Json{{"tier", "none"},
+                                               {"source", "cold"},
+                                               {"cached", 0},
+                                               {"reread", 10},
+                                               {"exact", true},
+                                               {"aligned", "none"},
+                                               {"hidden", 0}}));
   EXPECT_EQ(usage["anchorage"]["session"], "header");
   EXPECT_EQ(dump_json(usage).find("ses_1"), std::string::npos);  // the key is never echoed
 

@@ -43,7 +43,8 @@ fi
 "$(dirname "${BASH_SOURCE[0]}")/fetch_tokenizer.sh"
 
 # The official openai npm SDK (pinned) for the server's integration test, into .cache/node.
-"$(dirname "${BASH_SOURCE[0]}")/install_node_sdk.sh"
+# (openai 6.x, not 7.x: 7.x declares engines node >= 22; the machines run Node 20.)
+"$(dirname "${BASH_SOURCE[0]}")/install_npm_package.sh" openai 6.30.1 .cache/node
 
 # Hugging Face's GGUF reader (pinned), for the check that it reads the files we write.
-"$(dirname "${BASH_SOURCE[0]}")/install_node_gguf.sh"
+"$(dirname "${BASH_SOURCE[0]}")/install_npm_package.sh" @huggingface/gguf 0.4.6 .cache/node/gguf

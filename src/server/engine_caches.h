@@ -1,5 +1,5 @@
 // EngineCaches: every cache tier of the one engine, and the steps the engine thread takes with
-// them around a generation (docs/cache.md "A request's way through the caches"):
+// them around a generation (docs/cache.md "In the server"):
 //
 //   1. the prompt the engine reads: the client's copy aligned on the rows' own tokens up to
 //      the end anchor (text::align_end over the rendered text), else with the end anchor's

@@ -1,5 +1,5 @@
 // Independent-reader check (docs/gguf.md): files written by `anchorage gguf-random` are parsed
-// by Hugging Face's @huggingface/gguf (pinned, installed by scripts/install_node_gguf.sh),
+// by Hugging Face's @huggingface/gguf (pinned, installed by scripts/deps.sh),
 // which must list exactly the metadata keys, types and values and the tensor names, shapes,
 // types and offsets that `anchorage inspect --json` reads. Exits non-zero on any difference,
 // and fails (never skips) when the package is missing.

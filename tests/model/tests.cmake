@@ -25,7 +25,7 @@ if(ANCHORAGE_NUMPY_PYTHON)
 endif()
 
 # Independent-reader check of the GGUF files `anchorage gguf-random` writes: Hugging Face's
-# @huggingface/gguf (pinned; scripts/install_node_gguf.sh puts it in .cache/node/gguf) must list
+# @huggingface/gguf (pinned; scripts/deps.sh installs it in .cache/node/gguf) must list
 # the same metadata and tensors as `anchorage inspect --json`. Fails, not skips, when missing.
 find_program(ANCHORAGE_NODE node)
 if(ANCHORAGE_NODE)

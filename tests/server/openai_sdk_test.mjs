@@ -1,4 +1,4 @@
-// Integration test with the official `openai` npm SDK (pinned by scripts/install_node_sdk.sh):
+// Integration test with the official `openai` npm SDK (pinned in scripts/deps.sh):
 // starts `anchorage serve --preset tiny` on 127.0.0.1 and a free port, and drives it as a
 // client would. Every response must parse in the SDK: models, a whole and a streamed chat
 // (usage in the stream), a chat with tools and a tool-call history, a completion with

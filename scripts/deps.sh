@@ -15,7 +15,7 @@ PACKAGES=(
   libcpp-httplib-dev
   clang libclang-rt-14-dev
   libxxhash-dev libzstd-dev
-  ccache
+  ccache curl
 )
 
 missing=()

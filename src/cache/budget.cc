@@ -7,6 +7,16 @@
 
 namespace anchorage::cache {
 
+BudgetOptions BudgetOptions::for_memory(int64_t total_bytes) {
+  BudgetOptions o;
+  if (total_bytes <= 0) return o;
+  // Integer arithmetic, exact for every total: 70/128 and 77/128 of it, and 1/64.
+  o.ceiling_bytes = total_bytes / 128 * 70 + total_bytes % 128 * 70 / 128;
+  o.peak_bytes = total_bytes / 128 * 77 + total_bytes % 128 * 77 / 128;
+  o.slack_bytes = total_bytes / 64;
+  return o;
+}
+
 Budget::Budget(const BudgetOptions& options, int64_t engine_bytes)
     : options_(options), engine_bytes_(engine_bytes) {}
 

@@ -26,11 +26,18 @@
 namespace anchorage::cache {
 
 struct BudgetOptions {
-  // The seed's figures for its 128 GB board (70 / 77 / 2 GiB); the server sets its own from
-  // --mem-ceiling-gib, --mem-peak-gib and --reserve-slack-gib.
+  // The seed's figures for its 128 GB board (70 / 77 / 2 GiB); the server derives its own
+  // from the machine (for_memory) unless --mem-ceiling-gib, --mem-peak-gib or
+  // --reserve-slack-gib name them.
   int64_t ceiling_bytes = int64_t(70) << 30;
   int64_t peak_bytes = int64_t(77) << 30;
   int64_t slack_bytes = int64_t(2) << 30;
+
+  // The limits for `total_bytes` of RAM, as the seed's board takes them of its 128 GiB:
+  // ceiling 70/128 (0.547), peak 77/128 (0.602), slack 2/128 (1/64). The rest is the
+  // operating system's, other processes' and the page cache's (the model file is mapped).
+  // total_bytes <= 0 (unknown): the seed's figures above.
+  static BudgetOptions for_memory(int64_t total_bytes);
 };
 
 struct BudgetLevelStats {

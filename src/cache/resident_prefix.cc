@@ -212,6 +212,13 @@ core::Status ResidentPrefix::begin(engine::Engine& engine, std::span<const int32
   } else if (src_anchor) {
     anchors_.drop_above(r);
     end_.clear();
+  } else if (!src_pin && chosen.useful() && chosen.exact) {
+    // Another tier (the store) writes rows [0, r) of these tokens as a cold prefill's bits:
+    // the rows in place below min(c, r) and below their taint were those bits already, so
+    // the anchors there still hold. Dropping them left a conversation the store resumes with
+    // no anchor for its shared head (a new session with the same system prompt read it all).
+    anchors_.drop_above(std::min({c, r, taint_}));
+    end_.clear();
   } else {
     anchors_.clear();
     end_.clear();

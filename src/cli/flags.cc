@@ -24,6 +24,14 @@ bool parse_double(std::string_view s, double* out) {
   return r.ec == std::errc() && r.ptr == s.data() + s.size() && std::isfinite(*out);
 }
 
+bool parse_bool(std::string_view s, bool* out) {
+  for (std::string_view w : {"on", "true", "yes", "1"})
+    if (s == w) return *out = true, true;
+  for (std::string_view w : {"off", "false", "no", "0"})
+    if (s == w) return *out = false, true;
+  return false;
+}
+
 bool parse_int_list(std::string_view s, std::vector<int32_t>* out) {
   out->clear();
   if (s.empty()) return false;
@@ -78,8 +86,8 @@ void FlagSet::add_string(std::string name, std::string* dst, std::string help) {
 
 void FlagSet::add_bool(std::string name, bool* dst, std::string help) {
   flags_.push_back(
-      {std::move(name), *dst ? "on" : "off", std::move(help), true, [dst](std::string_view) {
-         *dst = true;
+      {std::move(name), *dst ? "on" : "off", std::move(help), true, [dst](std::string_view s) {
+         *dst = s == "1";
          return true;
        }});
 }
@@ -111,8 +119,16 @@ core::Status FlagSet::parse(const std::vector<std::string_view>& args, bool* hel
     const Flag* f = find(a);
     if (!f) return core::Status::invalid_argument("unknown flag --" + std::string(a));
     if (f->is_switch) {
-      if (has_value) return core::Status::invalid_argument("--" + f->name + " takes no value");
-      f->set({});
+      // `--x`, `--x=off` (the environment's form) or `--x off`: a following argument is
+      // taken only when it is a boolean word, so `--x --y` still reads as two switches.
+      bool on = true;
+      if (!has_value && i + 1 < args.size() && parse_bool(args[i + 1], &on)) {
+        ++i;
+      } else if (has_value && !parse_bool(value, &on)) {
+        return core::Status::invalid_argument("bad value '" + std::string(value) + "' for --" +
+                                              f->name + " (on|off)");
+      }
+      f->set(on ? "1" : "0");
       continue;
     }
     if (!has_value) {
@@ -125,6 +141,12 @@ core::Status FlagSet::parse(const std::vector<std::string_view>& args, bool* hel
                                             f->name);
   }
   return core::Status::ok();
+}
+
+std::vector<std::string> FlagSet::names() const {
+  std::vector<std::string> out;
+  for (const auto& f : flags_) out.push_back(f.name);
+  return out;
 }
 
 void FlagSet::print_help(std::FILE* out) const {

@@ -23,13 +23,16 @@ class FlagSet {
   void add_uint(std::string name, uint64_t* dst, std::string help);
   void add_double(std::string name, double* dst, std::string help);
   void add_string(std::string name, std::string* dst, std::string help);
-  // A switch: present means true; takes no value.
+  // A switch: `--name` means on; `--name=off` / `--name off` (on|off|true|false|yes|no|1|0)
+  // set it either way, so a switch that defaults on can be turned off.
   void add_bool(std::string name, bool* dst, std::string help);
 
   // Parses args (without the program and subcommand names). InvalidArgument names the flag
   // and the bad value. `--help` / `-h` sets *help_asked and stops.
   core::Status parse(const std::vector<std::string_view>& args, bool* help_asked) const;
   void print_help(std::FILE* out) const;
+  // Every flag's name, in registration order.
+  std::vector<std::string> names() const;
 
  private:
   struct Flag {
@@ -48,6 +51,8 @@ class FlagSet {
 bool parse_int(std::string_view s, int64_t* out);
 bool parse_uint(std::string_view s, uint64_t* out);
 bool parse_double(std::string_view s, double* out);
+// on|true|yes|1 and off|false|no|0.
+bool parse_bool(std::string_view s, bool* out);
 // "1,2,3" -> {1, 2, 3}; false on an empty list, an empty item or a non-number.
 bool parse_int_list(std::string_view s, std::vector<int32_t>* out);
 

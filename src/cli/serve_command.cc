@@ -3,16 +3,20 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 #include <string>
 #include <thread>
 
+#include "cache/budget.h"
 #include "cli/flags.h"
 #include "cli/model_source.h"
 #include "core/dtype.h"
 #include "core/log.h"
+#include "core/machine_memory.h"
 #include "server/http_server.h"
 #include "server/served_model.h"
 #include "server/server_options.h"
@@ -36,6 +40,28 @@ struct ServeArgs {
   int64_t http_threads = 0;
   std::string tokenizer_dir = ANCHORAGE_DEFAULT_TOKENIZER_DIR;
   std::string model_name;
+  int64_t reasoning_budget = -1;
+  std::string admin_token;
+  // The caches (docs/cache.md); sizes in GiB, defaults from cache::ResidentOptions,
+  // StateStoreOptions and the machine's memory (BudgetOptions::for_memory).
+  bool no_cache = false;
+  bool end_anchor = true;
+  bool end_align = true;
+  int64_t anchor_spacing = 1024;
+  double resident_gb = 2.5;
+  int64_t resident_guest_max = 8192;
+  double resident_stash_gb = 1.0;
+  double resident_pin_gb = 4.0;
+  double resident_park_gb = 4.0;
+  bool no_store = false;
+  double cache_gb = 2.0;
+  double store_entry_gb = 1.0;
+  int64_t prefix_chunk = 1024;
+  bool response_cache = false;
+  double response_cache_mb = 64.0;
+  double mem_ceiling_gib = 0.0;
+  double mem_peak_gib = 0.0;
+  double reserve_slack_gib = 0.0;
 };
 
 FlagSet make_flags(ServeArgs* a) {
@@ -51,22 +77,44 @@ FlagSet make_flags(ServeArgs* a) {
   f.add_int("http-threads", &a->http_threads, "HTTP worker threads (0 = queue + 8)");
   f.add_string("tokenizer-dir", &a->tokenizer_dir, "directory holding the tokenizer.json");
   f.add_string("model-name", &a->model_name, "model id served (none: anchorage-<preset>)");
+  f.add_int("reasoning-budget", &a->reasoning_budget,
+            "reasoning tokens before the server closes <think> (-1: no limit)");
+  f.add_string("admin-token", &a->admin_token,
+               "bearer token POST /v1/cache/clear needs (empty: none)");
+  f.add_bool("no-cache", &a->no_cache, "turn every cache tier off");
+  f.add_bool("end-anchor", &a->end_anchor, "keep the end anchor after a generation (on|off)");
+  f.add_bool("end-align", &a->end_align,
+             "align a client's copy with the rows by text at the end anchor (on|off)");
+  f.add_int("anchor-spacing", &a->anchor_spacing, "tokens between body anchors of a prefill");
+  f.add_double("resident-gb", &a->resident_gb, "GiB of body anchors of the resident prefix");
+  f.add_int("resident-guest-max", &a->resident_guest_max,
+            "largest guest prompt (tokens) served beside the resident prefix");
+  f.add_double("resident-stash-gb", &a->resident_stash_gb, "GiB of the guest stash");
+  f.add_double("resident-pin-gb", &a->resident_pin_gb, "GiB of the pinned head");
+  f.add_double("resident-park-gb", &a->resident_park_gb, "GiB of the parked session");
+  f.add_bool("no-store", &a->no_store, "turn the state store off (session and prefix snapshots)");
+  f.add_double("cache-gb", &a->cache_gb, "GiB of the state store");
+  f.add_double("store-entry-gb", &a->store_entry_gb, "GiB of one state store entry");
+  f.add_int("prefix-chunk", &a->prefix_chunk, "tokens between the store's prefix snapshot lines");
+  f.add_bool("response-cache", &a->response_cache,
+             "answer an identical greedy request from the response cache");
+  f.add_double("response-cache-mb", &a->response_cache_mb, "MiB of the response cache");
+  f.add_double("mem-ceiling-gib", &a->mem_ceiling_gib,
+               "GiB engine and caches may hold between requests (0: 70/128 of the RAM)");
+  f.add_double("mem-peak-gib", &a->mem_peak_gib,
+               "GiB engine and caches may hold during a prefill (0: 77/128 of the RAM)");
+  f.add_double("reserve-slack-gib", &a->reserve_slack_gib,
+               "GiB kept free under the ceiling (0: 1/64 of the RAM)");
   return f;
 }
 
-constexpr const char* kFlagNames[] = {
-    "host",       "port",          "model",         "preset",    "seed",  "weight-dtype",
-    "kv-dtype",   "chat-template", "ctx",           "threads",   "queue", "max-body-bytes",
-    "max-tokens", "http-threads",  "tokenizer-dir", "model-name"};
-
 // ANCHORAGE_<FLAG> values as `--flag=value` arguments, placed before the command line's.
-std::vector<std::string> env_args() {
+std::vector<std::string> env_args(const FlagSet& flags) {
   std::vector<std::string> out;
-  for (const char* name : kFlagNames) {
+  for (const std::string& name : flags.names()) {
     std::string var = "ANCHORAGE_";
-    for (const char* c = name; *c != '\0'; ++c) var += *c == '-' ? '_' : char(std::toupper(*c));
-    if (const char* value = std::getenv(var.c_str()))
-      out.push_back("--" + std::string(name) + "=" + value);
+    for (char c : name) var += c == '-' ? '_' : char(std::toupper(static_cast<unsigned char>(c)));
+    if (const char* value = std::getenv(var.c_str())) out.push_back("--" + name + "=" + value);
   }
   return out;
 }
@@ -96,6 +144,64 @@ std::string model_label(const ModelArgs& m) {
   return name;
 }
 
+// GiB (or MiB with unit = 1 << 20) as bytes; false for a negative or absurd value.
+bool to_bytes(double size, int64_t unit, int64_t* out) {
+  if (!(size >= 0.0) || size > double(int64_t(1) << 50) / double(unit)) return false;
+  *out = int64_t(size * double(unit));
+  return true;
+}
+
+// The cache flags into CacheOptions; returns the usage error.
+std::string check_cache_args(const ServeArgs& a, server::CacheOptions* c) {
+  constexpr int64_t kGiB = int64_t(1) << 30;
+  c->enabled = !a.no_cache;
+  c->end_align = a.end_align;
+  c->store = !a.no_store;
+  c->response_cache = a.response_cache;
+  cache::ResidentOptions& r = c->resident;
+  r.end_anchor = a.end_anchor;
+  if (a.anchor_spacing < 1) return "--anchor-spacing must be >= 1";
+  r.anchor_spacing = a.anchor_spacing;
+  if (a.resident_guest_max < 0) return "--resident-guest-max must be >= 0";
+  r.guest_max_tokens = a.resident_guest_max;
+  if (a.prefix_chunk < 1) return "--prefix-chunk must be >= 1";
+  c->store_options.prefix_chunk = a.prefix_chunk;
+  const struct {
+    const char* flag;
+    double value;
+    int64_t unit;
+    int64_t* out;
+  } sizes[] = {
+      {"--resident-gb", a.resident_gb, kGiB, &r.anchor_bytes},
+      {"--resident-stash-gb", a.resident_stash_gb, kGiB, &r.stash_bytes},
+      {"--resident-pin-gb", a.resident_pin_gb, kGiB, &r.pin_bytes},
+      {"--resident-park-gb", a.resident_park_gb, kGiB, &r.park_bytes},
+      {"--cache-gb", a.cache_gb, kGiB, &c->store_options.cache_bytes},
+      {"--store-entry-gb", a.store_entry_gb, kGiB, &c->store_options.entry_bytes},
+      {"--response-cache-mb", a.response_cache_mb, int64_t(1) << 20,
+       &c->response_options.max_bytes},
+  };
+  for (const auto& s : sizes)
+    if (!to_bytes(s.value, s.unit, s.out)) return std::string(s.flag) + " must be >= 0";
+  // The memory budget: what the machine has unless a flag names a limit (0 = derived).
+  c->budget = cache::BudgetOptions::for_memory(core::machine_memory_bytes());
+  const struct {
+    const char* flag;
+    double value;
+    int64_t* out;
+  } limits[] = {{"--mem-ceiling-gib", a.mem_ceiling_gib, &c->budget.ceiling_bytes},
+                {"--mem-peak-gib", a.mem_peak_gib, &c->budget.peak_bytes},
+                {"--reserve-slack-gib", a.reserve_slack_gib, &c->budget.slack_bytes}};
+  for (const auto& l : limits) {
+    int64_t bytes = 0;
+    if (!to_bytes(l.value, kGiB, &bytes)) return std::string(l.flag) + " must be >= 0";
+    if (bytes > 0) *l.out = bytes;
+  }
+  if (c->budget.peak_bytes < c->budget.ceiling_bytes)
+    return "--mem-peak-gib must be >= --mem-ceiling-gib";
+  return {};
+}
+
 // Checks the flags and fills the model spec and server options; returns the usage error.
 std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::ServerOptions* o) {
   if (std::string e = check_model_args(a.model, &spec->weight_dtype, &spec->kv_dtype); !e.empty())
@@ -107,6 +213,7 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
   if (a.max_body_bytes < 1) return "--max-body-bytes must be >= 1";
   if (a.max_tokens < 0) return "--max-tokens must be >= 0";
   if (a.http_threads < 0 || a.http_threads > 4096) return "--http-threads must be in [0, 4096]";
+  if (a.reasoning_budget < -1) return "--reasoning-budget must be >= -1";
   fill_model_spec(a.model, spec);
   spec->capacity = a.ctx;
   spec->threads = int(a.threads);
@@ -118,7 +225,11 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
   o->max_body_bytes = size_t(a.max_body_bytes);
   o->default_max_tokens = a.max_tokens;
   o->http_threads = int(a.http_threads);
-  return {};
+  spec->anchor_spacing =
+      std::gcd(std::max<int64_t>(a.anchor_spacing, 1), std::max<int64_t>(a.prefix_chunk, 1));
+  o->reasoning_budget = a.reasoning_budget;
+  o->admin_token = a.admin_token;
+  return check_cache_args(a, &o->cache);
 }
 
 // Waits for SIGTERM/SIGINT and shuts the server down; SIGUSR1 (from main) ends the wait
@@ -147,7 +258,7 @@ int serve_command(const std::vector<std::string_view>& args) {
 
   ServeArgs a;
   FlagSet flags = make_flags(&a);
-  const std::vector<std::string> env = env_args();
+  const std::vector<std::string> env = env_args(flags);
   std::vector<std::string_view> all(env.begin(), env.end());
   all.insert(all.end(), args.begin(), args.end());
   bool help = false;
@@ -177,6 +288,18 @@ int serve_command(const std::vector<std::string_view>& args) {
             (spec.gguf_path.empty() ? "preset " + spec.preset : spec.gguf_path).c_str(),
             (long long)model->vocab_size, (long long)spec.capacity, model->engine->n_threads(),
             double(model->load_ns) * 1e-9, options.host.c_str(), server.port());
+  if (options.cache.enabled) {
+    const cache::BudgetOptions& b = options.cache.budget;
+    core::log(core::LogLevel::kInfo,
+              "caches on: memory ceiling %.2f GiB, peak %.2f GiB, slack %.2f GiB; anchors every "
+              "%lld tokens, end anchor %s",
+              double(b.ceiling_bytes) / double(1 << 30), double(b.peak_bytes) / double(1 << 30),
+              double(b.slack_bytes) / double(1 << 30),
+              (long long)options.cache.resident.anchor_spacing,
+              options.cache.resident.end_anchor ? "on" : "off");
+  } else {
+    core::log(core::LogLevel::kInfo, "caches off (--no-cache)");
+  }
   std::thread signals([&] { wait_for_signals(set, &server); });
   const core::Status served = server.serve();
   pthread_kill(signals.native_handle(), SIGUSR1);

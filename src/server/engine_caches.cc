@@ -262,6 +262,17 @@ void EngineCaches::clear() {
 void EngineCaches::publish_stats() {
   Json j;
   j["enabled"] = true;
+  // The limits in force (the serve flags), so an operator can read what a number is out of.
+  const cache::ResidentOptions& ro = options_.resident;
+  j["settings"] = {{"anchor_spacing", ro.anchor_spacing},
+                   {"anchor_budget_bytes", ro.anchor_bytes},
+                   {"end_anchor", ro.end_anchor},
+                   {"end_align", options_.end_align},
+                   {"guest_max_tokens", ro.guest_max_tokens},
+                   {"stash_budget_bytes", ro.stash_bytes},
+                   {"pin_budget_bytes", ro.pin_bytes},
+                   {"park_budget_bytes", ro.park_bytes},
+                   {"prefix_chunk", options_.store_options.prefix_chunk}};
   const cache::ResidentStats r = resident_.stats();
   j["resident"] = {{"tokens", r.resident_tokens},
                    {"anchors", r.anchors},

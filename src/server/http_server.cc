@@ -120,6 +120,12 @@ void HttpServer::Impl::install() {
     }
     if (r.status == 404) return answer_error(svc, r, not_found_error(q.method, q.path));
     ApiError e = field_error("", "malformed HTTP request", "bad_request");
+    if (r.status == 400 && q.method == "POST" && !q.has_header("Content-Length") &&
+        !q.has_header("Transfer-Encoding")) {
+      // httplib refuses a POST that says nothing of its body's length (curl -X POST without
+      // -d sends none).
+      e = field_error("Content-Length", "a POST needs a Content-Length (0 for no body)");
+    }
     e.http_status = r.status;
     answer_error(svc, r, e);
   });

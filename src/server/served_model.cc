@@ -101,6 +101,7 @@ core::Result<ServedModel> load_served_model(const ModelSpec& spec) {
   engine::EngineOptions eopts;
   eopts.capacity = spec.capacity;
   eopts.n_threads = spec.threads;
+  eopts.anchor_spacing = spec.anchor_spacing;
   auto engine = engine::Engine::create(std::move(arch), eopts);
   if (!engine) return engine.error();
   out.engine = std::move(engine.value());

@@ -24,8 +24,11 @@ struct ModelSpec {
   uint64_t seed = 1;             // of the random weights
   core::DType weight_dtype = core::DType::kF32;
   core::DType kv_dtype = core::DType::kF32;
-  int64_t capacity = 32768;    // context tokens (opencode's traces ask for a 32k window)
-  int threads = 0;             // engine threads; 0 = every hardware thread
+  int64_t capacity = 32768;  // context tokens (opencode's traces ask for a 32k window)
+  int threads = 0;           // engine threads; 0 = every hardware thread
+  // The engine's state lines: every body anchor and store prefix line is a multiple of it
+  // (serve sets the gcd of --anchor-spacing and --prefix-chunk).
+  int64_t anchor_spacing = 1024;
   std::string tokenizer_json;  // path of the HF tokenizer.json
   // A GGUF model file (docs/gguf.md): when set, the model, and the tokenizer when the file has
   // one, come from it (preset, seed and weight_dtype are ignored); else random weights.

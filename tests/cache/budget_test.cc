@@ -40,6 +40,27 @@ class FakeLevel final : public CacheLevel {
   std::vector<std::string>* log_;
 };
 
+TEST(Budget, ForMemoryTakesTheSeedsFractionsOfTheMachine) {
+  // The seed's board: 128 GiB gives its own 70 / 77 / 2 GiB.
+  const BudgetOptions board = BudgetOptions::for_memory(int64_t(128) << 30);
+  EXPECT_EQ(board.ceiling_bytes, int64_t(70) << 30);
+  EXPECT_EQ(board.peak_bytes, int64_t(77) << 30);
+  EXPECT_EQ(board.slack_bytes, int64_t(2) << 30);
+  // This project's 24 GiB machine: 13.125 / 14.4375 / 0.375 GiB.
+  const BudgetOptions ours = BudgetOptions::for_memory(int64_t(24) << 30);
+  EXPECT_EQ(ours.ceiling_bytes, (int64_t(24) << 30) / 128 * 70);
+  EXPECT_EQ(ours.peak_bytes, (int64_t(24) << 30) / 128 * 77);
+  EXPECT_EQ(ours.slack_bytes, (int64_t(24) << 30) / 64);
+  // Not a multiple of 128: still the floor of the exact fraction.
+  const BudgetOptions odd = BudgetOptions::for_memory(1000);
+  EXPECT_EQ(odd.ceiling_bytes, 1000 * 70 / 128);
+  EXPECT_EQ(odd.peak_bytes, 1000 * 77 / 128);
+  // Unknown memory: the seed's absolute figures.
+  const BudgetOptions unknown = BudgetOptions::for_memory(0);
+  EXPECT_EQ(unknown.ceiling_bytes, BudgetOptions{}.ceiling_bytes);
+  EXPECT_EQ(unknown.peak_bytes, BudgetOptions{}.peak_bytes);
+}
+
 TEST(Budget, MayGrowUnderTheCeilingLessTheSlack) {
   Budget b(BudgetOptions{.ceiling_bytes = 1000, .peak_bytes = 2000, .slack_bytes = 100}, 100);
   FakeLevel a("a", 50, 1, nullptr);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cache/resident_rig.h"
+#include "cache/state_store.h"
 
 namespace anchorage::test {
 namespace {
@@ -449,6 +450,35 @@ TEST_P(ResidentPrefixTest, BeginRefusesAnOfferItNoLongerHolds) {
   EXPECT_FALSE(r.rp.begin(*r.engine, p2, "s", 0, o).is_ok());
   EXPECT_EQ(r.engine->length(), length);
   EXPECT_FALSE(r.rp.offer(p2, "s").useful());
+}
+
+TEST_P(ResidentPrefixTest, AStoreResumeKeepsTheAnchorsOfTheSharedHead) {
+  // The planner picks the store (as it does with the end anchor off); the anchors the prompt
+  // shares stay, so a later prompt parting inside the head still resumes there, exactly.
+  ResidentRig& r = rig();
+  cache::StateStore store(cache::StateStoreOptions{});
+  const std::vector<int32_t> p1 = tokens(304, 48);
+  r.serve(p1, "s", 0);
+  ASSERT_EQ(store.put_session(*r.engine, p1, cache::StateStore::kUntainted, "s"),
+            cache::StorePut::kStored);
+  const std::vector<int32_t> p2 = concat(p1, tokens(40, 49));
+  const cache::ResumeOffer o = store.offer(p2, "s");
+  ASSERT_EQ(o.resume_at, 304);
+  ASSERT_TRUE(o.exact);
+  ASSERT_TRUE(r.rp.begin(*r.engine, p2, "s", 0, o).is_ok());
+  ASSERT_TRUE(store.take(*r.engine, o).has_value());
+  engine::PrefillOptions po;
+  po.on_anchor = [&](int64_t pos, bool is_end) { r.rp.on_anchor(*r.engine, pos, is_end); };
+  ASSERT_TRUE(r.engine->prefill(std::span<const int32_t>(p2).subspan(304), po).is_ok());
+  EXPECT_TRUE(same_state(r.cold(p2), take_snapshot(*r.engine)));
+  EXPECT_EQ(r.rp.stats().other_tier, 1);
+
+  const std::vector<int32_t> p3 = parted(p1, 200, tokens(40, 50));
+  const Served third = r.serve(p3, "s", 0);
+  EXPECT_EQ(third.offer.resume_at, 192);
+  EXPECT_EQ(third.offer.source, "anchor");
+  EXPECT_TRUE(third.offer.exact);
+  EXPECT_TRUE(same_state(r.cold(p3), third.after_prefill));
 }
 
 TEST_P(ResidentPrefixTest, LevelsAreInSheddingOrderAndClearDropsEverything) {

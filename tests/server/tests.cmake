@@ -16,5 +16,5 @@ if(ANCHORAGE_NODE)
 endif()
 
 add_test(NAME serve_flags COMMAND ${CMAKE_CURRENT_LIST_DIR}/serve_flags_test.sh
-                                  $<TARGET_FILE:anchorage>)
+                                  $<TARGET_FILE:anchorage> ${ANCHORAGE_DATA_DIR}/qwen3)
 set_tests_properties(serve_flags PROPERTIES TIMEOUT 60)

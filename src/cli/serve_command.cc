@@ -28,6 +28,12 @@
 namespace anchorage::cli {
 namespace {
 
+const cache::ResidentOptions kResident{};
+const cache::StateStoreOptions kStore{};
+double gib(int64_t bytes) {
+  return double(bytes) / double(int64_t(1) << 30);
+}
+
 struct ServeArgs {
   std::string host = "127.0.0.1";
   int64_t port = 8080;
@@ -42,23 +48,23 @@ struct ServeArgs {
   std::string model_name;
   int64_t reasoning_budget = -1;
   std::string admin_token;
-  // The caches (docs/cache.md); sizes in GiB, defaults from cache::ResidentOptions,
-  // StateStoreOptions and the machine's memory (BudgetOptions::for_memory).
+  // The caches (docs/cache.md): defaults are the option structs' own, sizes shown in GiB; the
+  // memory limits 0 = derived from the machine (BudgetOptions::for_memory).
   bool no_cache = false;
-  bool end_anchor = true;
-  bool end_align = true;
-  int64_t anchor_spacing = 1024;
-  double resident_gb = 2.5;
-  int64_t resident_guest_max = 8192;
-  double resident_stash_gb = 1.0;
-  double resident_pin_gb = 4.0;
-  double resident_park_gb = 4.0;
-  bool no_store = false;
-  double cache_gb = 2.0;
-  double store_entry_gb = 1.0;
-  int64_t prefix_chunk = 1024;
-  bool response_cache = false;
-  double response_cache_mb = 64.0;
+  bool end_anchor = kResident.end_anchor;
+  bool end_align = server::CacheOptions{}.end_align;
+  int64_t anchor_spacing = kResident.anchor_spacing;
+  double resident_gb = gib(kResident.anchor_bytes);
+  int64_t resident_guest_max = kResident.guest_max_tokens;
+  double resident_stash_gb = gib(kResident.stash_bytes);
+  double resident_pin_gb = gib(kResident.pin_bytes);
+  double resident_park_gb = gib(kResident.park_bytes);
+  bool no_store = !server::CacheOptions{}.store;
+  double cache_gb = gib(kStore.cache_bytes);
+  double store_entry_gb = gib(kStore.entry_bytes);
+  int64_t prefix_chunk = kStore.prefix_chunk;
+  bool response_cache = server::CacheOptions{}.response_cache;
+  double response_cache_mb = double(cache::ResponseCacheOptions{}.max_bytes) / double(1 << 20);
   double mem_ceiling_gib = 0.0;
   double mem_peak_gib = 0.0;
   double reserve_slack_gib = 0.0;

@@ -226,7 +226,7 @@ json bench_context(const BenchArgs& a, engine::Engine& e, int64_t ctx) {
   return {{"context", ctx},
           {"turn2_prompt_tokens", n2},
           {"turn1_prefill_ms", turn1_ms},
-          {"planned_source", std::string(plan.chosen.source)},
+          {"planned_source", std::string(cache::name(plan.chosen.source))},
           {"planned_cached_tokens", plan.cached_tokens},
           {"planned_reread_eta_ms", plan.reread_eta_ms},
           {"store_put", cache::store_put_name(put)},

@@ -22,7 +22,10 @@
 //   end_off      end anchor off, spacing 1,024, store off
 //   spacing_512  end anchor on, spacing 512, store off (engine anchor grid 512)
 //   spacing_256  end anchor on, spacing 256, store off (engine anchor grid 256)
-//   default      the server's defaults: end anchor on, spacing 1,024, store on
+//   default      the server's defaults: exact resume policy, end anchor on, spacing 1,024,
+//                store on
+//   rows         the defaults with --resume-policy rows (serves the rows' tokens where the
+//                client's text matches them)
 //   end_off_store end anchor off, spacing 1,024, store on
 //   no_cache     CacheOptions::enabled = false: every turn reads its whole prompt
 // The store is off in the first four so the resident tier's figures are its own (the store's
@@ -261,6 +264,9 @@ bool config_spec(const std::string& name, ConfigSpec* out) {
     c.cache.resident.anchor_spacing = c.engine_spacing;
   } else if (name == "default") {
     c.cache.store = true;
+  } else if (name == "rows") {
+    c.cache.store = true;
+    c.cache.resume_policy = server::ResumePolicy::kRows;
   } else if (name == "end_off_store") {
     c.cache.store = true;
     c.cache.resident.end_anchor = false;
@@ -324,9 +330,10 @@ TurnResult post_turn(httplib::Client& c, const BenchArgs& a, const SessionScript
   out.row = {{"prompt_tokens", u["prompt_tokens"]},
              {"cached_tokens", u["prompt_tokens_details"]["cached_tokens"]},
              {"reread", cache["reread"]},
-             // What the engine read: differs from prompt_tokens when the end anchor's rows
-             // replaced the client copy's tokens (aligned text or replay).
-             {"served_tokens", cache["cached"].get<int64_t>() + cache["reread"].get<int64_t>()},
+             // The client's own prompt: differs from prompt_tokens (what the engine read) when
+             // the rows policy served the rows' tokens (aligned text or replay).
+             {"client_prompt_tokens", cache.value("client_prompt_tokens", u["prompt_tokens"])},
+             {"served", cache["served"]},
              {"tier", cache["tier"]},
              {"source", cache["source"]},
              {"exact", cache["exact"]},
@@ -353,7 +360,7 @@ TurnResult post_turn(httplib::Client& c, const BenchArgs& a, const SessionScript
 
 // The session's totals from its per-turn rows.
 Json totals(const Json& turns) {
-  int64_t reread = 0, reread_after_first = 0, prompt = 0, not_exact = 0;
+  int64_t reread = 0, reread_after_first = 0, prompt = 0, not_exact = 0, served_rows = 0;
   double wall = 0, wall_after_first = 0, first_token = 0, first_token_after_first = 0;
   Json sources = Json::object();
   for (size_t i = 0; i < turns.size(); ++i) {
@@ -368,6 +375,7 @@ Json totals(const Json& turns) {
       first_token_after_first += t["first_token_ms"].get<double>();
     }
     if (!t["exact"].get<bool>()) ++not_exact;
+    if (t["served"] == "rows") ++served_rows;
     const std::string src = t["source"].get<std::string>();
     sources[src] = sources.value(src, 0) + 1;
   }
@@ -382,6 +390,7 @@ Json totals(const Json& turns) {
           {"first_token_ms", first_token},
           {"mean_first_token_ms_after_first", first_token_after_first / later},
           {"not_exact", not_exact},
+          {"served_rows", served_rows},
           {"sources", sources}};
 }
 
@@ -437,8 +446,8 @@ Json run_config(const BenchArgs& a, server::ServedModel& model, const ConfigSpec
   th.join();
 
   Json per_turn = Json::object();
-  for (const char* f : {"prompt_tokens", "served_tokens", "cached_tokens", "reread", "source",
-                        "aligned", "first_token_ms", "wall_ms"}) {
+  for (const char* f : {"prompt_tokens", "client_prompt_tokens", "cached_tokens", "reread",
+                        "source", "served", "aligned", "first_token_ms", "wall_ms"}) {
     Json col = Json::array();
     for (const Json& t : turns) col.push_back(t[f]);
     per_turn[f] = col;
@@ -487,9 +496,9 @@ Json ratios(const Json& by_name) {
            by_name[y].contains("totals");
   };
   const std::pair<const char*, const char*> pairs[] = {
-      {"end_off", "end_on"},  {"spacing_512", "end_on"},    {"spacing_256", "end_on"},
-      {"default", "end_on"},  {"end_off_store", "default"}, {"no_cache", "end_on"},
-      {"no_cache", "default"}};
+      {"end_off", "end_on"},   {"spacing_512", "end_on"},    {"spacing_256", "end_on"},
+      {"default", "end_on"},   {"end_off_store", "default"}, {"no_cache", "end_on"},
+      {"no_cache", "default"}, {"rows", "default"}};
   for (const auto& [x, y] : pairs) {
     if (!both(x, y)) continue;
     const Json& a = by_name[x];
@@ -528,7 +537,7 @@ int main(int argc, char** argv) {
                  "usage: session_bench [--preset small] [--turns 20] [--max-tokens 48] "
                  "[--threads 0] [--seed 1] [--user-every 7] [--capacity 32768] [--tool-choice "
                  "auto] [--reasoning-budget -1] [--configs end_on,end_off,spacing_512,"
-                 "spacing_256,default,end_off_store,no_cache]\n");
+                 "spacing_256,default,rows,end_off_store,no_cache]\n");
     return 2;
   }
   core::set_log_level(core::LogLevel::kWarn);

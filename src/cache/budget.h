@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cache/cache_level.h"
+#include "cache/stat_field.h"
 #include "core/status.h"
 #include "engine/state_cost.h"
 
@@ -57,6 +58,20 @@ struct BudgetStats {
   int64_t refusals = 0;                  // prefills refused (ResourceExhausted)
   int64_t shed_bytes = 0;                // every level
   std::vector<BudgetLevelStats> levels;  // in shedding order
+
+  // Every field once, for JSON, /metrics and /health (stat_field.h).
+  template <class F>
+  void visit(F&& f) const {
+    f("engine_bytes", engine_bytes, StatKind::kGauge);
+    f("held_bytes", held_bytes, StatKind::kGauge);
+    f("ceiling_bytes", ceiling_bytes, StatKind::kGauge);
+    f("peak_bytes", peak_bytes, StatKind::kGauge);
+    f("slack_bytes", slack_bytes, StatKind::kGauge);
+    f("prefills_checked", prefills_checked, StatKind::kCounter);
+    f("prefills_shed", prefills_shed, StatKind::kCounter);
+    f("refusals", refusals, StatKind::kCounter);
+    f("shed_bytes", shed_bytes, StatKind::kCounter);
+  }
 };
 
 class Budget {

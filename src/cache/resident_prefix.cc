@@ -10,13 +10,6 @@ namespace anchorage::cache {
 
 namespace {
 
-constexpr std::string_view kTierResident = "resident";
-constexpr std::string_view kTierPark = "ram_park";
-constexpr std::string_view kSourceAnchor = "anchor";
-constexpr std::string_view kSourceEnd = "end";
-constexpr std::string_view kSourcePin = "pin";
-constexpr std::string_view kSourcePark = "park";
-
 int64_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
   const size_t n = std::min(a.size(), b.size());
   size_t i = 0;
@@ -72,10 +65,9 @@ ResumeOffer ResidentPrefix::offer(std::span<const int32_t> prompt, std::string_v
   const int64_t m = int64_t(prompt.size());
   if (m < 2) return best;
   const int64_t limit = m - 1;  // the engine must forward at least one token
-  auto consider = [&](int64_t at, std::string_view tier, std::string_view source, int64_t bytes,
-                      int64_t taint) {
+  auto consider = [&](int64_t at, ResumeSource source, int64_t bytes, int64_t taint) {
     if (at <= best.resume_at) return;
-    best = ResumeOffer{at, tier, source, bytes, at, exact_at(at, taint)};
+    best = ResumeOffer{at, source, bytes, at, exact_at(at, taint)};
   };
 
   // A guest that overwrote rows from guest_from_ and lost its stash leaves only those below.
@@ -83,14 +75,14 @@ ResumeOffer ResidentPrefix::offer(std::span<const int32_t> prompt, std::string_v
       guest_ && guest_stashed_ && !stash_.held() ? guest_from_ : int64_t(tokens_.size());
   const int64_t c = std::min(common_prefix(tokens_, prompt), valid);
   if (const SectionCopy* a = anchors_.largest_at_or_below(std::min(c, limit)))
-    consider(a->position(), kTierResident, kSourceAnchor, a->bytes(), taint_);
+    consider(a->position(), ResumeSource::kAnchor, a->bytes(), taint_);
   if (end_.held() && c >= end_.position() && end_.position() <= limit)
-    consider(end_.position(), kTierResident, kSourceEnd, end_.held_bytes(), taint_);
+    consider(end_.position(), ResumeSource::kEnd, end_.held_bytes(), taint_);
 
   if (pin_.held()) {
     const int64_t cp = common_prefix(pin_.tokens(), prompt);
     const int64_t a = pin_.anchor_at_or_below(std::min(cp, limit));
-    if (a > 0) consider(a, kTierPark, kSourcePin, pin_.restore_bytes(a), pin_.taint());
+    if (a > 0) consider(a, ResumeSource::kPin, pin_.restore_bytes(a), pin_.taint());
   }
   if (park_.held()) {
     const ParkedSession::Contents& p = park_.contents();
@@ -104,7 +96,7 @@ ResumeOffer ResidentPrefix::offer(std::span<const int32_t> prompt, std::string_v
         bytes = p.end.bytes();
       }
       if (a > 0)
-        consider(a, kTierPark, kSourcePark, bytes + (a - p.begin) * bytes_per_token_, p.taint);
+        consider(a, ResumeSource::kPark, bytes + (a - p.begin) * bytes_per_token_, p.taint);
     }
   }
   return best;
@@ -125,94 +117,144 @@ std::optional<std::vector<int32_t>> ResidentPrefix::replay(std::span<const int32
 
 core::Status ResidentPrefix::restore(engine::Engine& engine, const ResumeOffer& chosen) const {
   const int64_t r = chosen.resume_at;
-  if (chosen.tier == kTierResident && chosen.source == kSourceAnchor) {
-    const SectionCopy* a = anchors_.at(r);
-    if (a == nullptr) return core::Status::invalid_argument("resident: the anchor is gone");
-    if (core::Status s = a->write_back(engine); !s.is_ok()) return s;
-    return engine.resume_at(r);
+  switch (chosen.source) {
+    case ResumeSource::kAnchor: {
+      const SectionCopy* a = anchors_.at(r);
+      if (a == nullptr) return core::Status::invalid_argument("resident: the anchor is gone");
+      if (core::Status s = a->write_back(engine); !s.is_ok()) return s;
+      return engine.resume_at(r);
+    }
+    case ResumeSource::kEnd:
+      if (end_.position() != r) return core::Status::invalid_argument("resident: the end is gone");
+      if (core::Status s = end_.state().write_back(engine); !s.is_ok()) return s;
+      return engine.resume_at(r);
+    case ResumeSource::kPin:
+      return pin_.restore(engine, r);
+    case ResumeSource::kPark:  // swap_park restores it
+    case ResumeSource::kCold:
+    case ResumeSource::kStore:  // another tier restores after begin()
+    case ResumeSource::kResponse:
+      break;
   }
-  if (chosen.tier == kTierResident && chosen.source == kSourceEnd) {
-    if (end_.position() != r) return core::Status::invalid_argument("resident: the end is gone");
-    if (core::Status s = end_.state().write_back(engine); !s.is_ok()) return s;
-    return engine.resume_at(r);
-  }
-  if (chosen.tier == kTierPark && chosen.source == kSourcePin) return pin_.restore(engine, r);
   if (!chosen.useful()) engine.reset();
-  return core::Status::ok();  // another tier restores after begin()
+  return core::Status::ok();
 }
 
+// docs/cache.md "A request": refuse a stale offer, then guest, or park swap, or replacement
+// (pin / park) and restore, then adopt the prompt's head as the rows in place.
 core::Status ResidentPrefix::begin(engine::Engine& engine, std::span<const int32_t> prompt,
                                    std::string_view session, int64_t max_tokens,
                                    const ResumeOffer& chosen) {
   if (core::Status s = finish_request(engine); !s.is_ok()) return s;
   learn(engine);
+  if (core::Status s = check_offer(prompt, chosen); !s.is_ok()) return s;
+  const int64_t r = chosen.useful() ? chosen.resume_at : 0;
+  const bool in_place =
+      chosen.source == ResumeSource::kAnchor || chosen.source == ResumeSource::kEnd;
+  // Rows below this stay as they are; the request may write every row from it.
+  const int64_t from = in_place ? r : 0;
+  prompt_.assign(prompt.begin(), prompt.end());
+  if (chosen.source == ResumeSource::kPark) return swap_park(engine, prompt, session, r);
+  if (std::optional<core::Status> s = begin_guest(engine, prompt, max_tokens, from, chosen))
+    return *s;
+  const int64_t c = common_prefix(tokens_, prompt);
+  if (c < int64_t(tokens_.size()))
+    prepare_replacement(engine, session, c, from, chosen.source != ResumeSource::kPin);
+  if (core::Status s = restore(engine, chosen); !s.is_ok()) return fail(s, 0);
+  count_start(chosen);
+  adopt(prompt, session, chosen, c, from);
+  return core::Status::ok();
+}
+
+// InvalidArgument for an offer this tier no longer holds (the engine untouched).
+core::Status ResidentPrefix::check_offer(std::span<const int32_t> prompt,
+                                         const ResumeOffer& chosen) const {
+  const int64_t r = chosen.resume_at;
+  if (!chosen.useful()) return core::Status::ok();
+  if (r >= int64_t(prompt.size()))
+    return core::Status::invalid_argument("resident: an offer must leave a token to prefill");
+  switch (chosen.source) {
+    case ResumeSource::kAnchor:
+      if (anchors_.at(r) == nullptr)
+        return core::Status::invalid_argument("resident: the anchor is gone");
+      break;
+    case ResumeSource::kEnd:
+      if (end_.position() != r)
+        return core::Status::invalid_argument("resident: the end anchor is gone");
+      break;
+    case ResumeSource::kPin:
+      if (pin_.anchor_at_or_below(r) != r)
+        return core::Status::invalid_argument("resident: the pinned anchor is gone");
+      break;
+    case ResumeSource::kPark:  // swap_park checks its own
+    case ResumeSource::kCold:
+    case ResumeSource::kStore:
+    case ResumeSource::kResponse:
+      break;
+  }
+  return core::Status::ok();
+}
+
+// A guest (docs/cache.md "A request" 1): the conversation in place stays; the rows the guest can
+// reach go aside. nullopt: not a guest (or too big for the stash), begin goes on.
+std::optional<core::Status> ResidentPrefix::begin_guest(engine::Engine& engine,
+                                                        std::span<const int32_t> prompt,
+                                                        int64_t max_tokens, int64_t from,
+                                                        const ResumeOffer& chosen) {
   const int64_t n = int64_t(tokens_.size());
   const int64_t m = int64_t(prompt.size());
-  const int64_t r = chosen.useful() ? chosen.resume_at : 0;
-  const bool src_anchor = chosen.tier == kTierResident && chosen.source == kSourceAnchor;
-  const bool src_end = chosen.tier == kTierResident && chosen.source == kSourceEnd;
-  const bool src_pin = chosen.tier == kTierPark && chosen.source == kSourcePin;
-  const bool src_park = chosen.tier == kTierPark && chosen.source == kSourcePark;
-  if (r >= m && chosen.useful())
-    return core::Status::invalid_argument("resident: an offer must leave a token to prefill");
-  if (src_anchor && anchors_.at(r) == nullptr)
-    return core::Status::invalid_argument("resident: the anchor is gone");
-  if (src_end && end_.position() != r)
-    return core::Status::invalid_argument("resident: the end anchor is gone");
-  if (src_pin && (pin_.anchor_at_or_below(r) != r))
-    return core::Status::invalid_argument("resident: the pinned anchor is gone");
-  // Rows below this stay as they are; the request may write every row from it.
-  const int64_t from = (src_anchor || src_end) ? r : 0;
-  prompt_.assign(prompt.begin(), prompt.end());
-
-  // A guest: the conversation in place stays; the rows the guest can reach go aside.
-  if (!src_park && n > 0 && m <= opts_.guest_max_tokens && 4 * m < n) {
-    const int64_t reach = m + std::max<int64_t>(0, max_tokens) + 2 * opts_.stash_margin_rows;
-    const int64_t stash_end = std::min({n, reach, engine.capacity()});
-    const int64_t rows = std::max<int64_t>(0, stash_end - from);
-    if (rows * bytes_per_token_ <= opts_.stash_bytes) {
-      if (rows > 0) stash_.stash(engine, from, stash_end);
-      guest_ = true;
-      guest_from_ = from;
-      guest_stashed_ = rows > 0;
-      ++counters_.guests;
-      core::Status s = restore(engine, chosen);
-      if (!s.is_ok()) {
-        stash_.clear();
-        guest_ = false;
-        return s;
-      }
-      count_start(chosen);
-      return s;
-    }
+  if (n == 0 || m > opts_.guest_max_tokens || 4 * m >= n) return std::nullopt;
+  const int64_t reach = m + std::max<int64_t>(0, max_tokens) + 2 * opts_.stash_margin_rows;
+  const int64_t stash_end = std::min({n, reach, engine.capacity()});
+  const int64_t rows = std::max<int64_t>(0, stash_end - from);
+  if (rows * bytes_per_token_ > opts_.stash_bytes) {
     ++counters_.guest_declines;
+    return std::nullopt;
   }
-
-  if (src_park) return swap_park(engine, prompt, session, r);
-  const int64_t c = common_prefix(tokens_, prompt);
-  if (c < n) prepare_replacement(engine, session, c, from, /*may_pin=*/!src_pin);
-
-  if (core::Status s = restore(engine, chosen); !s.is_ok()) {
-    truncate(0);
+  if (rows > 0) stash_.stash(engine, from, stash_end);
+  guest_ = true;
+  guest_from_ = from;
+  guest_stashed_ = rows > 0;
+  ++counters_.guests;
+  core::Status s = restore(engine, chosen);
+  if (!s.is_ok()) {
+    stash_.clear();
+    guest_ = false;
     return s;
   }
   count_start(chosen);
+  return s;
+}
+
+// After a restore at r (or a cold start): the rows in place are the prompt's head up to r, with
+// the anchors still valid under them and the taint the resume leaves.
+void ResidentPrefix::adopt(std::span<const int32_t> prompt, std::string_view session,
+                           const ResumeOffer& chosen, int64_t c, int64_t from) {
+  const int64_t r = chosen.useful() ? chosen.resume_at : 0;
   int64_t base = kNoTaint;  // a cold prefill's rows
-  if (src_anchor || src_end) {
-    base = taint_;
-  } else if (src_pin) {
-    base = pin_.taint();
-  } else if (chosen.useful()) {
-    base = chosen.exact ? kNoTaint : 0;  // another tier's rows: only its word for them
+  switch (chosen.source) {
+    case ResumeSource::kAnchor:
+    case ResumeSource::kEnd:
+      base = taint_;
+      break;
+    case ResumeSource::kPin:
+      base = pin_.taint();
+      break;
+    case ResumeSource::kStore:
+    case ResumeSource::kPark:
+    case ResumeSource::kResponse:
+    case ResumeSource::kCold:
+      if (chosen.useful()) base = chosen.exact ? kNoTaint : 0;  // another tier: only its word
+      break;
   }
   keep_or_drop_park(prompt, from, exact_at(r, base));
-  if (src_end) {
+  if (chosen.source == ResumeSource::kEnd) {
     anchors_.drop_above(r);
     anchors_.put(end_.release());  // rows up to it stay; it is now a body anchor
-  } else if (src_anchor) {
+  } else if (chosen.source == ResumeSource::kAnchor) {
     anchors_.drop_above(r);
     end_.clear();
-  } else if (!src_pin && chosen.useful() && chosen.exact) {
+  } else if (chosen.source != ResumeSource::kPin && chosen.useful() && chosen.exact) {
     // Another tier (the store) writes rows [0, r) of these tokens as a cold prefill's bits:
     // the rows in place below min(c, r) and below their taint were those bits already, so
     // the anchors there still hold. Dropping them left a conversation the store resumes with
@@ -224,25 +266,40 @@ core::Status ResidentPrefix::begin(engine::Engine& engine, std::span<const int32
     end_.clear();
   }
   taint_ = resumed_taint(r, base);
-  if (src_pin) {
+  if (chosen.source == ResumeSource::kPin) {
     tokens_.assign(pin_.tokens().begin(), pin_.tokens().begin() + r);
   } else {
     tokens_.assign(prompt.begin(), prompt.begin() + r);
   }
   session_.assign(session);
-  return core::Status::ok();
+}
+
+// A restore that failed part way: the rows in place are valid only up to `valid`.
+core::Status ResidentPrefix::fail(core::Status s, int64_t valid) {
+  truncate(valid);
+  return s;
 }
 
 void ResidentPrefix::count_start(const ResumeOffer& chosen) {
-  if (chosen.tier == kTierResident && chosen.source == kSourceAnchor) {
-    ++counters_.hits_anchor;
-  } else if (chosen.tier == kTierResident && chosen.source == kSourceEnd) {
-    ++counters_.hits_end;
-  } else if (chosen.tier == kTierPark && chosen.source == kSourcePin) {
-    ++counters_.pin_hits;
-  } else if (chosen.tier == kTierPark && chosen.source == kSourcePark) {
-    ++counters_.park_hits;
-  } else if (chosen.useful()) {
+  switch (chosen.source) {
+    case ResumeSource::kAnchor:
+      ++counters_.hits_anchor;
+      return;
+    case ResumeSource::kEnd:
+      ++counters_.hits_end;
+      return;
+    case ResumeSource::kPin:
+      ++counters_.pin_hits;
+      return;
+    case ResumeSource::kPark:
+      ++counters_.park_hits;
+      return;
+    case ResumeSource::kCold:
+    case ResumeSource::kStore:
+    case ResumeSource::kResponse:
+      break;
+  }
+  if (chosen.useful()) {
     ++counters_.other_tier;
   } else {
     ++counters_.cold;
@@ -364,23 +421,14 @@ core::Status ResidentPrefix::swap_park(engine::Engine& engine, std::span<const i
       out.blocks.push_back(RowCopy::capture(engine, x, std::min(x + blk, plan.top)));
     if (x < a) {
       core::Status s = back.blocks[k].write_back(engine, x, std::min(x + blk, a));
-      if (!s.is_ok()) {
-        truncate(0);
-        return s;
-      }
+      if (!s.is_ok()) return fail(s, 0);
     }
     if (k < back.blocks.size()) back.blocks[k] = RowCopy();
   }
   const bool at_end = !back.end.empty() && back.end.position() == a;
   const SectionCopy& state = at_end ? back.end : back.anchors.at(a);
-  if (core::Status s = state.write_back(engine); !s.is_ok()) {
-    truncate(0);
-    return s;
-  }
-  if (core::Status s = engine.resume_at(a); !s.is_ok()) {
-    truncate(0);
-    return s;
-  }
+  if (core::Status s = state.write_back(engine); !s.is_ok()) return fail(s, 0);
+  if (core::Status s = engine.resume_at(a); !s.is_ok()) return fail(s, 0);
   // The parked conversation is the resident one now.
   anchors_.drop_above(from);
   end_.clear();
@@ -394,7 +442,7 @@ core::Status ResidentPrefix::swap_park(engine::Engine& engine, std::span<const i
     park_.park(std::move(out));
     ++counters_.parks;
   }
-  count_start(ResumeOffer{a, kTierPark, kSourcePark});
+  count_start(ResumeOffer{a, ResumeSource::kPark});
   return core::Status::ok();
 }
 
@@ -448,8 +496,7 @@ core::Status ResidentPrefix::finish_request(engine::Engine& engine) {
   prompt_.clear();
   if (stash_.held()) {
     core::Status s = stash_.put_back(engine);
-    if (!s.is_ok()) truncate(guest_from_);
-    return s;
+    return s.is_ok() ? s : fail(s, guest_from_);
   }
   if (guest_stashed_) {  // the Budget shed the stash: the guest overwrote those rows
     ++counters_.guest_stash_lost;

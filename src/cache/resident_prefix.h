@@ -39,6 +39,7 @@
 #include "cache/pinned_head.h"
 #include "cache/resume_offer.h"
 #include "cache/row_stash.h"
+#include "cache/stat_field.h"
 #include "core/status.h"
 #include "engine/engine.h"
 
@@ -94,6 +95,39 @@ struct ResidentStats {
   int64_t park_declines = 0;
   int64_t park_bytes = 0;
   int64_t park_tokens = 0;
+
+  // Every field once, for JSON, /metrics and /health (stat_field.h).
+  template <class F>
+  void visit(F&& f) const {
+    f("tokens", resident_tokens, StatKind::kGauge);
+    f("anchors", anchors, StatKind::kGauge);
+    f("anchor_bytes", anchor_bytes, StatKind::kGauge);
+    f("anchors_taken", anchors_taken, StatKind::kCounter);
+    f("anchors_evicted", anchors_evicted, StatKind::kCounter);
+    f("end_position", end_position, StatKind::kGauge);
+    f("end_bytes", end_bytes, StatKind::kGauge);
+    f("ends_kept", ends_kept, StatKind::kCounter);
+    f("ends_declined", ends_declined, StatKind::kCounter);
+    f("taint", taint, StatKind::kGauge);
+    f("hits_anchor", hits_anchor, StatKind::kCounter);
+    f("hits_end", hits_end, StatKind::kCounter);
+    f("pin_hits", pin_hits, StatKind::kCounter);
+    f("park_hits", park_hits, StatKind::kCounter);
+    f("other_tier", other_tier, StatKind::kCounter);
+    f("cold", cold, StatKind::kCounter);
+    f("guests", guests, StatKind::kCounter);
+    f("guest_declines", guest_declines, StatKind::kCounter);
+    f("guest_stash_lost", guest_stash_lost, StatKind::kCounter);
+    f("stash_bytes", stash_bytes, StatKind::kGauge);
+    f("pins", pins, StatKind::kCounter);
+    f("pin_declines", pin_declines, StatKind::kCounter);
+    f("pin_bytes", pin_bytes, StatKind::kGauge);
+    f("pin_tokens", pin_tokens, StatKind::kGauge);
+    f("parks", parks, StatKind::kCounter);
+    f("park_declines", park_declines, StatKind::kCounter);
+    f("park_bytes", park_bytes, StatKind::kGauge);
+    f("park_tokens", park_tokens, StatKind::kGauge);
+  }
 };
 
 class ResidentPrefix final : public OfferSource {
@@ -109,8 +143,8 @@ class ResidentPrefix final : public OfferSource {
   void set_glue_ids(std::vector<int32_t> ids);
 
   // No side effects: where `prompt` (already through replay()) of `session` could resume from
-  // what this tier holds — the rows in place with a body anchor or the end anchor (tier
-  // "resident"), the pinned head or the parked session (tier "ram_park"). The largest
+  // what this tier holds — the rows in place with a body anchor or the end anchor (sources
+  // kAnchor, kEnd), the pinned head or the parked session (kPin, kPark). The largest
   // position wins; on a tie the rows in place. resume_at < prompt.size() always.
   ResumeOffer offer(std::span<const int32_t> prompt, std::string_view session) const override;
 
@@ -165,6 +199,13 @@ class ResidentPrefix final : public OfferSource {
   bool exact_at(int64_t pos, int64_t taint) const;
   int64_t resumed_taint(int64_t r, int64_t base) const;
   core::Status restore(engine::Engine& engine, const ResumeOffer& chosen) const;
+  core::Status check_offer(std::span<const int32_t> prompt, const ResumeOffer& chosen) const;
+  std::optional<core::Status> begin_guest(engine::Engine& engine, std::span<const int32_t> prompt,
+                                          int64_t max_tokens, int64_t from,
+                                          const ResumeOffer& chosen);
+  void adopt(std::span<const int32_t> prompt, std::string_view session, const ResumeOffer& chosen,
+             int64_t c, int64_t from);
+  core::Status fail(core::Status s, int64_t valid);
   void count_start(const ResumeOffer& chosen);
   void prepare_replacement(engine::Engine& engine, std::string_view session, int64_t c,
                            int64_t from, bool may_pin);

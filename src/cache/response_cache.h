@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cache/cache_level.h"
+#include "cache/stat_field.h"
 
 namespace anchorage::cache {
 
@@ -53,6 +54,20 @@ struct ResponseCacheStats {
   int64_t declined_big = 0;  // one response over max_bytes
   int64_t evictions = 0;
   int64_t evicted_bytes = 0;
+
+  // Every field once, for JSON, /metrics and /health (stat_field.h).
+  template <class F>
+  void visit(F&& f) const {
+    f("entries", entries, StatKind::kGauge);
+    f("held_bytes", held_bytes, StatKind::kGauge);
+    f("max_bytes", max_bytes, StatKind::kGauge);
+    f("hits", hits, StatKind::kCounter);
+    f("misses", misses, StatKind::kCounter);
+    f("puts", puts, StatKind::kCounter);
+    f("declined_big", declined_big, StatKind::kCounter);
+    f("evictions", evictions, StatKind::kCounter);
+    f("evicted_bytes", evicted_bytes, StatKind::kCounter);
+  }
 };
 
 class ResponseCache final : public CacheLevel {

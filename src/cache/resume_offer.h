@@ -4,16 +4,16 @@
 #pragma once
 
 #include <cstdint>
-#include <string_view>
+
+#include "cache/resume_source.h"
 
 namespace anchorage::cache {
 
 struct ResumeOffer {
-  int64_t resume_at = 0;             // prompt tokens the restored state covers (0: nothing)
-  std::string_view tier = "none";    // resident | ram_park | ram_snapshot | none (usage, peek)
-  std::string_view source = "cold";  // anchor | end | pin | park | store | cold
-  int64_t restore_bytes = 0;         // bytes the restore copies (the planner's cost of taking it)
-  int64_t tag = 0;                   // tier-private: which anchor / entry the offer means
+  int64_t resume_at = 0;  // prompt tokens the restored state covers (0: nothing)
+  ResumeSource source = ResumeSource::kCold;  // its tier: tier_of(source)
+  int64_t restore_bytes = 0;  // bytes the restore copies (the planner's cost of taking it)
+  int64_t tag = 0;            // tier-private: which anchor / entry the offer means
   // False when the restored state is held to the greedy gate only (tainted rows: written by
   // decode, or off the engine's exact grid; docs/exactness.md), not to bit equality.
   bool exact = true;

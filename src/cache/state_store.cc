@@ -238,8 +238,7 @@ ResumeOffer StateStore::offer(std::span<const int32_t> prompt, std::string_view)
       }
       ResumeOffer o;
       o.resume_at = p->first;
-      o.tier = "ram_snapshot";
-      o.source = "store";
+      o.source = ResumeSource::kStore;
       o.restore_bytes = e.sections.bytes() + e.rows.bytes();
       o.tag = int64_t(e.id);
       o.exact = resumed_taint(e) == kUntainted;
@@ -251,7 +250,7 @@ ResumeOffer StateStore::offer(std::span<const int32_t> prompt, std::string_view)
 
 core::Result<StoreRestore> StateStore::take(engine::Engine& engine, const ResumeOffer& offer) {
   auto found = by_id_.find(uint64_t(offer.tag));
-  if (offer.source != "store" || found == by_id_.end())
+  if (offer.source != ResumeSource::kStore || found == by_id_.end())
     return core::Status::not_found("state store: the offered entry is gone");
   const Entry& e = *found->second;
   const int64_t n = int64_t(e.tokens.size());

@@ -35,6 +35,7 @@
 #include "cache/cache_level.h"
 #include "cache/offer_source.h"
 #include "cache/resume_offer.h"
+#include "cache/stat_field.h"
 #include "cache/state_copy.h"
 #include "core/status.h"
 #include "engine/engine.h"
@@ -89,6 +90,28 @@ struct StateStoreStats {
   int64_t evictions = 0;  // entries dropped to make room (LRU) or shed
   int64_t evicted_bytes = 0;
   int64_t hash_collisions = 0;  // a lookup met an equal hash over other tokens
+
+  // Every field once, for JSON, /metrics and /health (stat_field.h).
+  template <class F>
+  void visit(F&& f) const {
+    f("entries", entries, StatKind::kGauge);
+    f("held_bytes", held_bytes, StatKind::kGauge);
+    f("peak_bytes", peak_bytes, StatKind::kGauge);
+    f("cache_bytes", cache_bytes, StatKind::kGauge);
+    f("entry_bytes", entry_bytes, StatKind::kGauge);
+    f("session_puts", session_puts, StatKind::kCounter);
+    f("prefix_puts", prefix_puts, StatKind::kCounter);
+    f("already_stored", already_stored, StatKind::kCounter);
+    f("declined_big", declined_big, StatKind::kCounter);
+    f("declined_short", declined_short, StatKind::kCounter);
+    f("declined_tainted", declined_tainted, StatKind::kCounter);
+    f("declined_memory", declined_memory, StatKind::kCounter);
+    f("hits", hits, StatKind::kCounter);
+    f("hit_tokens", hit_tokens, StatKind::kCounter);
+    f("evictions", evictions, StatKind::kCounter);
+    f("evicted_bytes", evicted_bytes, StatKind::kCounter);
+    f("hash_collisions", hash_collisions, StatKind::kCounter);
+  }
 };
 
 class StateStore final : public CacheLevel, public OfferSource {

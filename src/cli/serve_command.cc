@@ -51,6 +51,7 @@ struct ServeArgs {
   // The caches (docs/cache.md): defaults are the option structs' own, sizes shown in GiB; the
   // memory limits 0 = derived from the machine (BudgetOptions::for_memory).
   bool no_cache = false;
+  std::string resume_policy{server::resume_policy_name(server::CacheOptions{}.resume_policy)};
   bool end_anchor = kResident.end_anchor;
   bool end_align = server::CacheOptions{}.end_align;
   int64_t anchor_spacing = kResident.anchor_spacing;
@@ -88,9 +89,13 @@ FlagSet make_flags(ServeArgs* a) {
   f.add_string("admin-token", &a->admin_token,
                "bearer token POST /v1/cache/clear needs (empty: none)");
   f.add_bool("no-cache", &a->no_cache, "turn every cache tier off");
+  f.add_string("resume-policy", &a->resume_policy,
+               "exact: read the client's own tokens (answers equal --no-cache's); rows: serve "
+               "the rows' tokens where the client's text matches them (fewer re-reads)");
   f.add_bool("end-anchor", &a->end_anchor, "keep the end anchor after a generation (on|off)");
   f.add_bool("end-align", &a->end_align,
-             "align a client's copy with the rows by text at the end anchor (on|off)");
+             "rows policy: align a client's copy with the rows by text at the end anchor "
+             "(on|off)");
   f.add_int("anchor-spacing", &a->anchor_spacing, "tokens between body anchors of a prefill");
   f.add_double("resident-gb", &a->resident_gb, "GiB of body anchors of the resident prefix");
   f.add_int("resident-guest-max", &a->resident_guest_max,
@@ -161,6 +166,9 @@ bool to_bytes(double size, int64_t unit, int64_t* out) {
 std::string check_cache_args(const ServeArgs& a, server::CacheOptions* c) {
   constexpr int64_t kGiB = int64_t(1) << 30;
   c->enabled = !a.no_cache;
+  const auto policy = server::parse_resume_policy(a.resume_policy);
+  if (!policy) return "--resume-policy must be exact or rows";
+  c->resume_policy = *policy;
   c->end_align = a.end_align;
   c->store = !a.no_store;
   c->response_cache = a.response_cache;

@@ -32,7 +32,7 @@ bool authorised(const Service& svc, const httplib::Request& req) {
 }  // namespace
 
 void handle_cache_stats(Service& svc, const httplib::Request&, httplib::Response& res) {
-  Json body = svc.caches != nullptr ? svc.caches->stats_json() : Json{{"enabled", false}};
+  Json body = svc.caches != nullptr ? to_json(svc.caches->stats()) : Json{{"enabled", false}};
   res.set_content(dump_json(body), "application/json");
 }
 
@@ -73,8 +73,9 @@ void handle_cache_peek(Service& svc, const httplib::Request& req, httplib::Respo
     return answer_error(svc, res, *e);
   }
   CachePeek peek;
-  peek.tokens = int64_t(prompt.size());
-  peek.reread_tokens = peek.tokens;
+  peek.split.prompt_tokens = int64_t(prompt.size());
+  peek.split.client_tokens = peek.split.prompt_tokens;
+  peek.split.reread = peek.split.prompt_tokens;
   if (svc.caches != nullptr) {
     const std::string session = session_tag(request.session.hash(), !request.session.empty());
     core::Status s = svc.queue.run_when_idle(
@@ -86,13 +87,18 @@ void handle_cache_peek(Service& svc, const httplib::Request& req, httplib::Respo
           s.code() == core::StatusCode::kCancelled ? shutting_down_error() : cache_busy_error());
     }
   }
-  Json body{{"tier", peek.tier},
-            {"source", peek.source},
-            {"cached_tokens", peek.cached_tokens},
-            {"reread_tokens", peek.reread_tokens},
+  const CacheSplit& c = peek.split;
+  Json body{{"tier", std::string(cache::tier_name(c.source))},
+            {"source", std::string(cache::name(c.source))},
+            {"cached_tokens", c.cached},
+            {"reread_tokens", c.reread},
             {"reread_eta_ms", peek.reread_eta_ms},
-            {"tokens", peek.tokens},
-            {"aligned", peek.aligned},
+            {"tokens", c.prompt_tokens},
+            {"client_tokens", c.client_tokens},
+            {"exact", c.exact},
+            {"served", std::string(c.served_name())},
+            {"differing", c.differing},
+            {"aligned", std::string(alignment_name(c.aligned))},
             {"session", std::string(session_source_name(request.session.source))}};
   res.set_content(dump_json(body), "application/json");
 }

@@ -1,22 +1,24 @@
 // EngineCaches: every cache tier of the one engine, and the steps the engine thread takes with
-// them around a generation (docs/cache.md "In the server"):
+// them around a generation (docs/cache.md "In the server"). begin() is those steps in order:
 //
-//   1. the prompt the engine reads: the client's copy aligned on the rows' own tokens up to
-//      the end anchor (text::align_end over the rendered text), else with the end anchor's
-//      hidden spans put back (ResidentPrefix::replay), else as sent;
-//   2. an identical greedy request answered from the response cache (when on);
-//   3. the Planner's pick among the resident prefix (anchors, end, pin, park) and the store;
-//   4. the memory Budget makes room for the prefill's workspace (503 when it cannot);
-//   5. the chosen tier restores, the prefill runs with the anchor hooks (resident anchors,
-//      the store's prefix line), the generation runs;
-//   6. the session snapshot, the end anchor (with hidden spans), the response cache.
+//   serve                 the client's prompt -> a ServedPrompt: the tokens the engine reads and
+//                         how they differ from the client's (exact policy: not at all);
+//   answer_from_responses an identical greedy request answered from the response cache;
+//   plan_with_room        the Planner's pick among the offer sources, after the memory Budget
+//                         made room for the prefill's workspace (503 when it cannot);
+//   restore               the resident prefix prepares (guest, pin, park) and restores its own
+//                         offer; another tier's offer is restored by that tier;
+//   start_from            the only place that derives `exact`, `served` and the usage figures.
+//
+// Then the prefill runs with prefill_hooks() (resident anchors, the store's prefix line), the
+// generation runs, and end() keeps the session snapshot and the end anchor.
 //
 // Sessions reach the tiers as a hash (hex), never as the client's key. Prompt text is used
-// on the engine thread for the alignment only and kept nowhere.
+// on the engine thread for the rows policy's alignment only and kept nowhere.
 //
 // Thread safety: begin/prefill_hooks/end/peek/clear run on the engine thread (or on a thread
-// that holds the engine queue's idle lock); stats_json() from any thread (a snapshot taken
-// under a mutex after every change).
+// that holds the engine queue's idle lock); stats() from any thread (a snapshot taken under a
+// mutex after every change).
 #pragma once
 
 #include <cstdint>
@@ -26,8 +28,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "cache/budget.h"
 #include "cache/planner.h"
 #include "cache/resident_prefix.h"
@@ -36,6 +36,8 @@
 #include "core/status.h"
 #include "engine/engine.h"
 #include "engine/generation.h"
+#include "server/cache_stats.h"
+#include "server/served_prompt.h"
 #include "text/end_alignment.h"
 
 namespace anchorage::text {
@@ -48,37 +50,34 @@ struct GenerationJob;
 
 struct CacheOptions {
   bool enabled = true;  // --no-cache turns every tier off
+  // exact: the engine reads the client's tokens (every answer equals --no-cache's); rows: it
+  // may serve the rows' tokens where the client's text matches them (docs/exactness.md).
+  ResumePolicy resume_policy = ResumePolicy::kExact;
   cache::ResidentOptions resident;
   bool store = true;  // the state store (session and prefix snapshots)
   cache::StateStoreOptions store_options;
   bool response_cache = false;  // --response-cache
   cache::ResponseCacheOptions response_options;
   cache::BudgetOptions budget;
-  bool end_align = true;  // align the client's copy by text at the end anchor
+  bool end_align = true;  // rows policy: align the client's copy by text at the end anchor
   cache::PlannerOptions planner;
 };
 
 // Where a request starts, decided on the engine thread before its prefill.
 struct CacheStart {
-  std::vector<int32_t> served;  // the prompt the engine reads (may hold hidden tokens)
-  int64_t resume_at = 0;        // served[0, resume_at) restored from a cache
-  std::string tier = "none";
-  std::string source = "cold";
-  bool exact = true;                              // resumed == a cold prefill bit for bit
-  std::string aligned = "none";                   // how served was made: none | text | replay
+  ServedPrompt served;
+  cache::ResumeOffer offer;                       // the restored offer (resume_at 0, kCold: none)
+  CacheSplit split;                               // start_from's figures for usage
   int64_t prefix_line = 0;                        // the store's prefix snapshot line (0: none)
   std::optional<cache::CachedResponse> response;  // a response-cache hit: no engine work
+
+  int64_t resume_at() const { return offer.resume_at; }
 };
 
 // What /v1/cache/peek answers.
 struct CachePeek {
-  std::string tier = "none";
-  std::string source = "cold";
-  int64_t tokens = 0;  // the prompt as the engine would read it
-  int64_t cached_tokens = 0;
-  int64_t reread_tokens = 0;
+  CacheSplit split;
   double reread_eta_ms = 0.0;
-  std::string aligned = "none";
 };
 
 class EngineCaches {
@@ -90,13 +89,13 @@ class EngineCaches {
 
   const CacheOptions& options() const { return options_; }
 
-  // Steps 1-5 up to the restore: the engine is then at start.resume_at with the restored
-  // state (or reset). ResourceExhausted: the prefill's workspace does not fit the memory
-  // peak even with every cache shed (the caller answers 503).
+  // The steps up to the restore: the engine is then at start.resume_at() with the restored
+  // state (or reset). ResourceExhausted: the prefill's workspace does not fit the memory peak
+  // even with every cache shed (the caller answers 503).
   core::Result<CacheStart> begin(const GenerationJob& job);
   // The prefill hooks of a started request (anchor lines, the store's prefix line).
   engine::PrefillOptions prefill_hooks(const CacheStart& start);
-  // Step 6, after the generation (also after a cancelled one: the rows are valid).
+  // After the generation (also after a cancelled one: the rows are valid).
   // `hidden_sampled`: indices of sampled tokens the client never saw.
   void end(const GenerationJob& job, const CacheStart& start,
            const engine::GenerationResult& result, const std::vector<size_t>& hidden_sampled,
@@ -113,11 +112,22 @@ class EngineCaches {
   // Empties every tier (the engine's rows stay, unowned).
   void clear();
   // Every tier's counters and bytes (GET /v1/cache/stats, /health, /metrics).
-  nlohmann::ordered_json stats_json() const;
+  CacheStats stats() const;
 
  private:
-  std::vector<int32_t> served_prompt(const std::vector<int32_t>& prompt,
-                                     const std::string& prompt_text, std::string* how) const;
+  // The request path's steps (the class comment).
+  ServedPrompt serve(const std::vector<int32_t>& prompt, const std::string& prompt_text) const;
+  std::optional<std::vector<int32_t>> align_by_text(const std::string& prompt_text) const;
+  bool answer_from_responses(const GenerationJob& job, CacheStart* start);
+  core::Result<cache::Plan> plan_with_room(std::span<const int32_t> served,
+                                           const std::string& session);
+  cache::ResumeOffer restore(std::span<const int32_t> served, const std::string& session,
+                             int64_t max_tokens, cache::ResumeOffer chosen);
+  void start_from(CacheStart* start) const;
+  // After the generation.
+  void keep_snapshot(const std::vector<int32_t>& forwarded, const std::string& session);
+  void keep_end(const CacheStart& start, const std::vector<int32_t>& forwarded,
+                const std::vector<size_t>& hidden_sampled);
   void publish_stats();
 
   CacheOptions options_;
@@ -131,12 +141,9 @@ class EngineCaches {
   // The generated regions of the rows in place (end alignment's "reasoning the client drops").
   std::vector<text::GeneratedRegion> regions_;
   std::vector<int32_t> rows_before_;  // the resident tokens when the request began
-  // Counters of the steps above.
-  int64_t aligned_text_ = 0;
-  int64_t aligned_replay_ = 0;
-  int64_t memory_refusals_ = 0;
+  ServedStats served_stats_;          // counters of the steps above
   mutable std::mutex stats_mu_;
-  nlohmann::ordered_json stats_;
+  CacheStats stats_;
 };
 
 // The hex form of a session hash the tiers see ("" without a session).

@@ -1,6 +1,7 @@
 #include "server/engine_queue.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <span>
 
 #include "core/check.h"
@@ -10,7 +11,7 @@
 #include "engine/generation.h"
 #include "server/engine_caches.h"
 #include "server/metrics.h"
-#include "server/token_logprobs.h"
+#include "server/token_sink.h"
 
 namespace anchorage::server {
 
@@ -119,13 +120,7 @@ void EngineQueue::loop() noexcept {
     }
     JobOutcome out = run(item);
     if (metrics_ != nullptr) metrics_->observe_job(out);
-    ANCHORAGE_LOG_INFO(
-        "request %016llx: session %016llx, prompt %lld (cached %lld), %lld generated, "
-        "end %s, prefill %.3f s, decode %.3f s",
-        (unsigned long long)item.job.request_id, (unsigned long long)item.job.session.hash(),
-        (long long)out.prompt_tokens, (long long)out.cached_tokens,
-        (long long)out.completion_tokens, job_end_name(out.end), double(out.prefill_ns) * 1e-9,
-        double(out.decode_ns) * 1e-9);
+    log_outcome(item.job, out);
     item.stream->finish(std::move(out));
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -137,81 +132,30 @@ void EngineQueue::loop() noexcept {
 
 JobOutcome EngineQueue::run(Item& item) {
   const GenerationJob& job = item.job;
-  TokenStream& stream = *item.stream;
   JobOutcome out;
   out.prompt_tokens = int64_t(job.prompt.size());
   out.queue_ns = core::now_ns() - job.submitted_ns;
-  if (stream.cancelled()) {  // the client left while the job waited
+  if (item.stream->cancelled()) {  // the client left while the job waited
     out.end = JobEnd::kCancelled;
     return out;
   }
-
-  // Where the prompt resumes (docs/cache.md): the caches' pick, or a cold start without them.
-  CacheStart start;
-  if (caches_ != nullptr) {
-    auto begun = caches_->begin(job);
-    if (!begun) {
-      out.end = JobEnd::kFailed;
-      out.status = begun.error();
-      return out;
-    }
-    start = std::move(begun.value());
-  } else {
-    start.served = job.prompt;
-    engine_.reset();
+  auto start = start_job(job);
+  if (!start) {
+    out.end = JobEnd::kFailed;
+    out.status = start.error();
+    return out;
   }
-  out.cached_tokens = std::min(start.resume_at, out.prompt_tokens);
-  out.reread_tokens = int64_t(start.served.size()) - start.resume_at;
-  out.cache_tier = start.tier;
-  out.cache_source = start.source;
-  out.cache_aligned = start.aligned;
-  out.cache_exact = start.exact;
-  if (start.response) return replay_response(item, *start.response, out);
+  out.prompt_tokens = start->split.prompt_tokens;
+  out.cached_tokens = start->split.cached;
+  out.reread_tokens = start->split.reread;
+  out.cache = start->split;
+  if (start->response) return replay_response(item, *start->response, out);
 
-  bool stopped_by_string = false;
-  engine::GenerationOptions opts;
-  opts.max_tokens = job.max_tokens;
-  opts.stop_ids = job.stop_ids;
-  opts.sampling = job.sampling;
-  if (caches_ != nullptr) opts.prefill = caches_->prefill_hooks(start);
-  size_t n_sampled = 0;
-  std::vector<size_t> hidden_sampled;
-  std::vector<cache::CachedToken> kept;  // for the response cache
   const bool keep_response =
       caches_ != nullptr && !job.response_key.empty() && caches_->options().response_cache;
-  if (job.constraint) {
-    opts.allowed_next = [&](std::span<const int32_t> sampled) {
-      return job.constraint->allowed_next(sampled);
-    };
-  }
-  opts.on_token = [&](int32_t token) {
-    if (out.first_token_ns == 0) out.first_token_ns = core::now_ns() - job.submitted_ns;
-    TokenEvent event;
-    event.token = token;
-    event.hidden = job.constraint && job.constraint->hidden(n_sampled);
-    if (event.hidden) hidden_sampled.push_back(n_sampled);
-    ++n_sampled;
-    if (event.hidden) {  // forced and hidden: nothing for the client, no stop-string check
-      stream.push(std::move(event));
-      return !stream.cancelled();
-    }
-    const bool is_stop_id =
-        std::find(job.stop_ids.begin(), job.stop_ids.end(), token) != job.stop_ids.end();
-    // A stop id is counted but never rendered, so its logprobs are not reported either.
-    if (job.top_logprobs >= 0 && !is_stop_id) {
-      fill_token_logprobs(engine_.logits(), job.top_logprobs, &event);
-    }
-    if (keep_response) kept.push_back({event.token, event.logprob, event.top});
-    stream.push(std::move(event));
-    if (stream.cancelled()) return false;
-    if (!is_stop_id && job.stop_after && job.stop_after(token)) {
-      stopped_by_string = true;
-      return false;
-    }
-    return true;
-  };
-  const std::span<const int32_t> prompt(start.served);
-  auto result = engine::generate(engine_, prompt.subspan(size_t(start.resume_at)), opts);
+  TokenSink sink(job, *item.stream, engine_, keep_response);
+  auto result = generate(job, *start, sink);
+  out.first_token_ns = sink.first_token_ns();
   if (!result) {
     if (caches_ != nullptr) caches_->abandon();
     out.end = JobEnd::kFailed;
@@ -222,26 +166,75 @@ JobOutcome EngineQueue::run(Item& item) {
   out.completion_tokens = int64_t(result->tokens.size()) - out.hidden_tokens;
   out.prefill_ns = result->prefill_ns;
   out.decode_ns = result->decode_ns;
-  switch (result->finish) {
-    case engine::FinishReason::kMaxTokens:
-    case engine::FinishReason::kCapacity:
-      out.end = JobEnd::kLength;
-      break;
-    case engine::FinishReason::kStopToken:
-      out.end = JobEnd::kStopToken;
-      break;
-    case engine::FinishReason::kStopped:
-      out.end = stopped_by_string ? JobEnd::kStopString : JobEnd::kCancelled;
-      break;
-  }
+  out.end = job_end(result->finish, sink.stopped_by_string());
   if (caches_ != nullptr) {
-    caches_->end(job, start, *result, hidden_sampled,
-                 int64_t(start.served.size()) - start.resume_at);
-    if (keep_response && out.end != JobEnd::kCancelled && hidden_sampled.empty()) {
-      caches_->put_response(job, start, {std::move(kept), job_end_name(out.end)});
-    }
+    caches_->end(job, *start, *result, sink.hidden_sampled(), start->split.reread);
+    if (keep_response && out.end != JobEnd::kCancelled && sink.hidden_sampled().empty())
+      caches_->put_response(job, *start, {sink.take_kept(), job_end_name(out.end)});
   }
   return out;
+}
+
+// Where the prompt resumes (docs/cache.md): the caches' pick, or a cold start without them.
+core::Result<CacheStart> EngineQueue::start_job(const GenerationJob& job) {
+  if (caches_ != nullptr) return caches_->begin(job);
+  CacheStart start;
+  start.served = ServedPrompt::client(job.prompt);
+  start.split.prompt_tokens = int64_t(job.prompt.size());
+  start.split.reread = start.split.prompt_tokens;
+  start.split.client_tokens = start.split.prompt_tokens;
+  engine_.reset();
+  return start;
+}
+
+core::Result<engine::GenerationResult> EngineQueue::generate(const GenerationJob& job,
+                                                             const CacheStart& start,
+                                                             TokenSink& sink) {
+  engine::GenerationOptions opts;
+  opts.max_tokens = job.max_tokens;
+  opts.stop_ids = job.stop_ids;
+  opts.sampling = job.sampling;
+  if (caches_ != nullptr) opts.prefill = caches_->prefill_hooks(start);
+  if (job.constraint) {
+    opts.allowed_next = [&job](std::span<const int32_t> sampled) {
+      return job.constraint->allowed_next(sampled);
+    };
+  }
+  opts.on_token = [&sink](int32_t token) { return sink(token); };
+  const std::span<const int32_t> prompt(start.served.tokens);
+  return engine::generate(engine_, prompt.subspan(size_t(start.resume_at())), opts);
+}
+
+JobEnd EngineQueue::job_end(engine::FinishReason finish, bool stopped_by_string) {
+  switch (finish) {
+    case engine::FinishReason::kMaxTokens:
+    case engine::FinishReason::kCapacity:
+      return JobEnd::kLength;
+    case engine::FinishReason::kStopToken:
+      return JobEnd::kStopToken;
+    case engine::FinishReason::kStopped:
+      return stopped_by_string ? JobEnd::kStopString : JobEnd::kCancelled;
+  }
+  return JobEnd::kLength;
+}
+
+// One line a request: counts, the cache split and times, never text (docs/http-api.md "Logs").
+void EngineQueue::log_outcome(const GenerationJob& job, const JobOutcome& out) {
+  char session[24] = "no session";
+  if (!job.session.empty())
+    std::snprintf(session, sizeof(session), "%016llx", (unsigned long long)job.session.hash());
+  const CacheSplit& c = out.cache;
+  const std::string_view tier = cache::tier_name(c.source);
+  const std::string_view source = cache::name(c.source);
+  ANCHORAGE_LOG_INFO(
+      "request %016llx: session %s, prompt %lld (cached %lld, reread %lld, %.*s/%.*s, %s%s), "
+      "%lld generated, end %s, ttft %.3f s, prefill %.3f s, decode %.3f s",
+      (unsigned long long)job.request_id, session, (long long)out.prompt_tokens,
+      (long long)out.cached_tokens, (long long)out.reread_tokens, int(tier.size()), tier.data(),
+      int(source.size()), source.data(), c.exact ? "exact" : "not exact",
+      c.differing > 0 ? ", served rows" : "", (long long)out.completion_tokens,
+      job_end_name(out.end), double(out.first_token_ns) * 1e-9, double(out.prefill_ns) * 1e-9,
+      double(out.decode_ns) * 1e-9);
 }
 
 // A response-cache hit: the stored tokens go out as if generated, the engine untouched.

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "core/status.h"
+#include "engine/generation.h"
 #include "server/generation_job.h"
 #include "server/token_stream.h"
 
@@ -34,6 +35,8 @@ namespace anchorage::server {
 
 class EngineCaches;
 class Metrics;
+class TokenSink;
+struct CacheStart;
 
 class EngineQueue {
  public:
@@ -73,6 +76,11 @@ class EngineQueue {
   };
   void loop() noexcept;
   JobOutcome run(Item& item);
+  core::Result<CacheStart> start_job(const GenerationJob& job);
+  core::Result<engine::GenerationResult> generate(const GenerationJob& job, const CacheStart& start,
+                                                  TokenSink& sink);
+  static JobEnd job_end(engine::FinishReason finish, bool stopped_by_string);
+  static void log_outcome(const GenerationJob& job, const JobOutcome& out);
   JobOutcome replay_response(Item& item, const cache::CachedResponse& response, JobOutcome out);
 
   engine::Engine& engine_;

@@ -18,6 +18,7 @@
 #include "engine/generation.h"
 #include "engine/sampler.h"
 #include "server/output_constraint.h"
+#include "server/served_prompt.h"
 #include "server/session.h"
 
 namespace anchorage::server {
@@ -76,13 +77,11 @@ struct JobOutcome {
   int64_t completion_tokens = 0;  // every sampled token, a final stop id included, hidden ones not
   int64_t hidden_tokens = 0;      // tokens the server forced and hid (output_constraint.h)
   // Where the prompt was resumed from (the cache split of `usage.anchorage`): tokens taken
-  // from a cache, tokens read again, and which tier/source served them.
+  // from a cache, tokens read again (cached + reread == prompt_tokens), and the rest of the
+  // split (source, exact, served) as EngineCaches::start_from derived it.
   int64_t cached_tokens = 0;
   int64_t reread_tokens = 0;
-  std::string cache_tier = "none";
-  std::string cache_source = "cold";
-  std::string cache_aligned = "none";  // how the prompt met the rows: none | text | replay
-  bool cache_exact = true;             // the resumed state is a cold prefill's, bit for bit
+  CacheSplit cache;
   // Times (ns): waiting in the queue, the prompt's prefill, the decode loop, and from submit
   // to the first token (0 when no token came).
   int64_t queue_ns = 0;

@@ -36,14 +36,14 @@ void handle_health(Service& svc, const httplib::Request&, httplib::Response& res
   body["engine_busy"] = svc.queue.running();
   // The caches in a few figures (GET /v1/cache/stats has them all).
   if (svc.caches != nullptr) {
-    const Json s = svc.caches->stats_json();
+    const CacheStats s = svc.caches->stats();
     body["cache"] = Json{{"enabled", true},
-                         {"resident_tokens", s["resident"]["tokens"]},
-                         {"end_position", s["resident"]["end_position"]},
-                         {"anchors", s["resident"]["anchors"]},
-                         {"store_entries", s["store"]["entries"]},
-                         {"held_bytes", s["memory"]["held_bytes"]},
-                         {"ceiling_bytes", s["memory"]["ceiling_bytes"]}};
+                         {"resident_tokens", s.resident.resident_tokens},
+                         {"end_position", s.resident.end_position},
+                         {"anchors", s.resident.anchors},
+                         {"store_entries", s.store.entries},
+                         {"held_bytes", s.memory.held_bytes},
+                         {"ceiling_bytes", s.memory.ceiling_bytes}};
   } else {
     body["cache"] = Json{{"enabled", false}};
   }
@@ -54,7 +54,7 @@ void handle_health(Service& svc, const httplib::Request&, httplib::Response& res
 void handle_metrics(Service& svc, const httplib::Request&, httplib::Response& res) {
   const QueueGauges gauges{svc.queue.depth(), svc.queue.capacity(), svc.queue.running()};
   std::string text = svc.metrics.render(gauges);
-  if (svc.caches != nullptr) append_cache_metrics(svc.caches->stats_json(), &text);
+  if (svc.caches != nullptr) append_prometheus(svc.caches->stats(), &text);
   res.set_content(text, "text/plain; version=0.0.4");
 }
 

@@ -38,7 +38,7 @@ void Metrics::observe_job(const JobOutcome& o) {
   ++jobs_by_end_[size_t(o.end)];
   prompt_tokens_ += uint64_t(o.prompt_tokens);
   cached_tokens_ += uint64_t(o.cached_tokens);
-  if (o.end != JobEnd::kFailed) ++resumes_by_source_[o.cache_source];
+  if (o.end != JobEnd::kFailed) ++resumes_by_source_[size_t(o.cache.source)];
   completion_tokens_ += uint64_t(o.completion_tokens);
   if (o.prefill_ns > 0) {
     prefill_tokens_ += uint64_t(o.reread_tokens);
@@ -82,9 +82,10 @@ std::string Metrics::render(const QueueGauges& queue) const {
   append(&out, "anchorage_prompt_tokens_total %llu\n", (unsigned long long)prompt_tokens_);
   header(&out, "anchorage_cache_resumes_total", "counter",
          "Requests by where their prompt resumed (cold: no cache).");
-  for (const auto& [source, n] : resumes_by_source_) {
-    append(&out, "anchorage_cache_resumes_total{source=\"%s\"} %llu\n", source.c_str(),
-           (unsigned long long)n);
+  for (cache::ResumeSource source : cache::kAllResumeSources) {
+    const std::string_view name = cache::name(source);
+    append(&out, "anchorage_cache_resumes_total{source=\"%.*s\"} %llu\n", int(name.size()),
+           name.data(), (unsigned long long)resumes_by_source_[size_t(source)]);
   }
   header(&out, "anchorage_cached_tokens_total", "counter", "Prompt tokens served by a cache.");
   append(&out, "anchorage_cached_tokens_total %llu\n", (unsigned long long)cached_tokens_);
@@ -120,48 +121,6 @@ std::string Metrics::render(const QueueGauges& queue) const {
   header(&out, "anchorage_engine_busy", "gauge", "1 while a request runs on the engine.");
   append(&out, "anchorage_engine_busy %d\n", queue.running ? 1 : 0);
   return out;
-}
-
-void append_cache_metrics(const nlohmann::ordered_json& stats, std::string* out) {
-  const auto& r = stats["resident"];
-  const auto& s = stats["store"];
-  const auto& m = stats["memory"];
-  auto gauge = [out](const char* name, const char* help, int64_t v) {
-    header(out, name, "gauge", help);
-    append(out, "%s %lld\n", name, (long long)v);
-  };
-  auto counter = [out](const char* name, const char* help, int64_t v) {
-    header(out, name, "counter", help);
-    append(out, "%s %lld\n", name, (long long)v);
-  };
-  gauge("anchorage_cache_resident_tokens", "Tokens whose rows are in place.",
-        r["tokens"].get<int64_t>());
-  gauge("anchorage_cache_anchors", "Body anchors held.", r["anchors"].get<int64_t>());
-  gauge("anchorage_cache_end_position", "The end anchor's position (-1: none).",
-        r["end_position"].get<int64_t>());
-  gauge("anchorage_cache_store_entries", "State store snapshots held.",
-        s["entries"].get<int64_t>());
-  counter("anchorage_cache_store_declined_big_total", "Store puts over the entry cap.",
-          s["declined_big"].get<int64_t>());
-  counter("anchorage_cache_store_declined_short_total",
-          "Store puts whose tokens did not describe the state.",
-          s["declined_short"].get<int64_t>());
-  header(out, "anchorage_memory_bytes", "gauge",
-         "Bytes the memory budget counts, by holder (engine: weights and state buffers).");
-  append(out, "anchorage_memory_bytes{level=\"engine\"} %lld\n",
-         (long long)m["engine_bytes"].get<int64_t>());
-  for (const auto& l : m["levels"]) {
-    append(out, "anchorage_memory_bytes{level=\"%s\"} %lld\n", l["name"].get<std::string>().c_str(),
-           (long long)l["held_bytes"].get<int64_t>());
-  }
-  header(out, "anchorage_memory_shed_total", "counter",
-         "Bytes the budget took back from a cache level.");
-  for (const auto& l : m["levels"]) {
-    append(out, "anchorage_memory_shed_total{level=\"%s\"} %lld\n",
-           l["name"].get<std::string>().c_str(), (long long)l["shed_bytes"].get<int64_t>());
-  }
-  counter("anchorage_memory_refusals_total", "Prefills refused with 503: no memory.",
-          m["refusals"].get<int64_t>());
 }
 
 }  // namespace anchorage::server

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,9 +25,6 @@ struct QueueGauges {
   size_t capacity = 0;
   bool running = false;
 };
-
-// Appends the cache tiers' series (anchorage_cache_*) from EngineCaches::stats_json().
-void append_cache_metrics(const nlohmann::ordered_json& stats, std::string* out);
 
 class Metrics {
  public:
@@ -51,8 +47,8 @@ class Metrics {
   mutable std::mutex mu_;
   std::map<std::pair<std::string, int>, uint64_t> requests_;
   uint64_t queue_full_ = 0;
-  std::array<uint64_t, 5> jobs_by_end_{};              // indexed by JobEnd
-  std::map<std::string, uint64_t> resumes_by_source_;  // cold, anchor, end, pin, park, store...
+  std::array<uint64_t, 5> jobs_by_end_{};                                      // indexed by JobEnd
+  std::array<uint64_t, cache::kAllResumeSources.size()> resumes_by_source_{};  // by ResumeSource
   uint64_t prompt_tokens_ = 0;
   uint64_t cached_tokens_ = 0;
   uint64_t prefill_tokens_ = 0;  // tokens actually read (prompt - cached)

@@ -118,10 +118,20 @@ Json render_usage(const JobOutcome& o, const SessionKey& session) {
   usage["completion_tokens"] = o.completion_tokens;
   usage["total_tokens"] = o.prompt_tokens + o.completion_tokens;
   usage["prompt_tokens_details"] = Json{{"cached_tokens", o.cached_tokens}};
-  Json cache =
-      Json{{"tier", o.cache_tier},      {"source", o.cache_source}, {"cached", o.cached_tokens},
-           {"reread", o.reread_tokens}, {"exact", o.cache_exact},   {"aligned", o.cache_aligned},
-           {"hidden", o.hidden_tokens}};
+  const CacheSplit& c = o.cache;
+  Json cache = Json{{"tier", std::string(cache::tier_name(c.source))},
+                    {"source", std::string(cache::name(c.source))},
+                    {"cached", o.cached_tokens},
+                    {"reread", o.reread_tokens},
+                    {"exact", c.exact},
+                    {"served", std::string(c.served_name())},
+                    {"aligned", std::string(alignment_name(c.aligned))},
+                    {"hidden", o.hidden_tokens}};
+  // Under the rows policy: what the client sent, and how many served tokens are not its own.
+  if (c.differing > 0) {
+    cache["client_prompt_tokens"] = c.client_tokens;
+    cache["differing"] = c.differing;
+  }
   auto ms = [](int64_t ns) { return double(ns / 1000) / 1000.0; };
   Json timings = Json{{"queue_ms", ms(o.queue_ns)},
                       {"prefill_ms", ms(o.prefill_ns)},

@@ -16,8 +16,7 @@ namespace {
 // questions it was asked.
 class FakeSource final : public OfferSource {
  public:
-  FakeSource(std::string_view tier, std::string_view source, int64_t at)
-      : tier_(tier), source_(source), at_(at) {}
+  FakeSource(ResumeSource source, int64_t at) : source_(source), at_(at) {}
   ResumeOffer offer(std::span<const int32_t> prompt, std::string_view session) const override {
     ++asked;
     last_session = std::string(session);
@@ -25,7 +24,6 @@ class FakeSource final : public OfferSource {
     ResumeOffer o;
     if (at_ <= 0) return o;
     o.resume_at = at_;
-    o.tier = tier_;
     o.source = source_;
     o.restore_bytes = at_ * 10;
     o.tag = at_;
@@ -38,17 +36,16 @@ class FakeSource final : public OfferSource {
   mutable int64_t last_prompt_tokens = 0;
 
  private:
-  std::string_view tier_;
-  std::string_view source_;
+  ResumeSource source_;
   int64_t at_;
 };
 
 const std::vector<int32_t> kPrompt(1000, 7);
 
 struct Tiers {
-  FakeSource resident{"resident", "anchor", 0};
-  FakeSource park{"ram_park", "park", 0};
-  FakeSource store{"ram_snapshot", "store", 0};
+  FakeSource resident{ResumeSource::kAnchor, 0};
+  FakeSource park{ResumeSource::kPark, 0};
+  FakeSource store{ResumeSource::kStore, 0};
   Planner planner;
   Tiers() {
     planner.add_source(&resident);
@@ -61,8 +58,8 @@ TEST(Planner, ColdWhenNoSourceHelps) {
   Tiers t;
   const Plan p = t.planner.plan(kPrompt, "s1");
   EXPECT_EQ(p.chosen_index, -1);
-  EXPECT_EQ(p.chosen.tier, "none");
-  EXPECT_EQ(p.chosen.source, "cold");
+  EXPECT_EQ(tier_of(p.chosen.source), ResumeTier::kNone);
+  EXPECT_EQ(p.chosen.source, ResumeSource::kCold);
   EXPECT_EQ(p.cached_tokens, 0);
   EXPECT_EQ(p.reread_tokens, 1000);
   EXPECT_EQ(p.offers.size(), 3u);
@@ -78,7 +75,7 @@ TEST(Planner, TheLatestResumeWins) {
   t.store.set(700);
   Plan p = t.planner.plan(kPrompt, {});
   EXPECT_EQ(p.chosen_index, 2);
-  EXPECT_EQ(p.chosen.source, "store");
+  EXPECT_EQ(p.chosen.source, ResumeSource::kStore);
   EXPECT_EQ(p.cached_tokens, 700);
   EXPECT_EQ(p.reread_tokens, 300);
   ASSERT_EQ(p.offers.size(), 3u);
@@ -86,7 +83,7 @@ TEST(Planner, TheLatestResumeWins) {
   EXPECT_EQ(p.offers[1].resume_at, 600);
   t.resident.set(800);
   p = t.planner.plan(kPrompt, {});
-  EXPECT_EQ(p.chosen.source, "anchor");
+  EXPECT_EQ(p.chosen.source, ResumeSource::kAnchor);
   EXPECT_EQ(p.chosen.tag, 800);
 }
 
@@ -95,12 +92,12 @@ TEST(Planner, TiesGoToTheSourceRegisteredFirst) {
   t.resident.set(640);
   t.park.set(640);
   t.store.set(640);
-  EXPECT_EQ(t.planner.plan(kPrompt, {}).chosen.source, "anchor");
+  EXPECT_EQ(t.planner.plan(kPrompt, {}).chosen.source, ResumeSource::kAnchor);
   // The park beats the store on a tie, the store wins only when strictly later.
   t.resident.set(0);
-  EXPECT_EQ(t.planner.plan(kPrompt, {}).chosen.source, "park");
+  EXPECT_EQ(t.planner.plan(kPrompt, {}).chosen.source, ResumeSource::kPark);
   t.store.set(641);
-  EXPECT_EQ(t.planner.plan(kPrompt, {}).chosen.source, "store");
+  EXPECT_EQ(t.planner.plan(kPrompt, {}).chosen.source, ResumeSource::kStore);
 }
 
 TEST(Planner, AnOfferMustLeaveATokenToPrefill) {
@@ -108,11 +105,11 @@ TEST(Planner, AnOfferMustLeaveATokenToPrefill) {
   t.resident.set(900);
   t.store.set(1000);  // the whole prompt: no logits to compute from
   Plan p = t.planner.plan(kPrompt, {});
-  EXPECT_EQ(p.chosen.source, "anchor");
+  EXPECT_EQ(p.chosen.source, ResumeSource::kAnchor);
   EXPECT_EQ(p.cached_tokens, 900);
   t.store.set(999);
   p = t.planner.plan(kPrompt, {});
-  EXPECT_EQ(p.chosen.source, "store");
+  EXPECT_EQ(p.chosen.source, ResumeSource::kStore);
   EXPECT_EQ(p.reread_tokens, 1);
 }
 

@@ -17,6 +17,8 @@ namespace {
 
 using cache::HiddenSpan;
 using cache::ResidentOptions;
+using cache::ResumeSource;
+using cache::ResumeTier;
 
 class ResidentPrefixTest : public ::testing::TestWithParam<ModelVariant> {
  protected:
@@ -55,8 +57,8 @@ TEST_P(ResidentPrefixTest, ResumesAtTheLargestAnchorAtBelowAndBetweenLines) {
     const std::vector<int32_t> p2 = parted(p1, keep, tokens(60, 100 + uint64_t(keep)));
     const Served second = r.serve(p2, "s", 0);
     EXPECT_EQ(second.offer.resume_at, expect) << "keep " << keep;
-    EXPECT_EQ(second.offer.source, "anchor");
-    EXPECT_EQ(second.offer.tier, "resident");
+    EXPECT_EQ(second.offer.source, ResumeSource::kAnchor);
+    EXPECT_EQ(tier_of(second.offer.source), ResumeTier::kResident);
     EXPECT_TRUE(second.offer.exact);
     EXPECT_TRUE(same_state(r.cold(p2), second.after_prefill)) << "keep " << keep;
     EXPECT_EQ(r.rp.stats().hits_anchor, 1);
@@ -108,7 +110,7 @@ TEST_P(ResidentPrefixTest, TheEndAnchorResumesAfterAGeneration) {
   // The client sends the answer back (its last token too) and a new message.
   const std::vector<int32_t> p2 = concat(concat(first.forwarded, {&first.last, 1}), tokens(30, 7));
   const Served second = r.serve(p2, "s", 0);
-  EXPECT_EQ(second.offer.source, "end");
+  EXPECT_EQ(second.offer.source, ResumeSource::kEnd);
   EXPECT_EQ(second.offer.resume_at, 323);
   EXPECT_EQ(second.offer.exact, exact_everywhere());
   EXPECT_EQ(r.rp.stats().hits_end, 1);
@@ -176,7 +178,7 @@ TEST_P(ResidentPrefixTest, HiddenSpansArePutBackAndTheEndIsResumed) {
   const std::vector<int32_t> expect = concat(concat(first.forwarded, {&first.last, 1}), news);
   EXPECT_EQ(*replayed, expect);
   const Served second = r.serve(*replayed, "s", 0);
-  EXPECT_EQ(second.offer.source, "end");
+  EXPECT_EQ(second.offer.source, ResumeSource::kEnd);
   EXPECT_EQ(second.offer.resume_at, 323);
   EXPECT_TRUE(same_state(r.continued(p1, first.forwarded, *replayed), second.after_prefill));
   if (exact_everywhere()) {
@@ -207,7 +209,7 @@ TEST_P(ResidentPrefixTest, AGuestBetweenTwoTurnsLeavesTheConversationAsItWas) {
   const std::vector<int32_t> p2 = concat(concat(a.forwarded, {&a.last, 1}), tokens(30, 18));
   const Served second = with_guest.serve(p2, "s", 0);
   const Served reference = without.serve(p2, "s", 0);
-  EXPECT_EQ(second.offer.source, "end");
+  EXPECT_EQ(second.offer.source, ResumeSource::kEnd);
   EXPECT_EQ(second.offer.resume_at, reference.offer.resume_at);
   EXPECT_TRUE(same_state(reference.after_prefill, second.after_prefill));
   if (exact_everywhere()) {
@@ -263,8 +265,8 @@ TEST_P(ResidentPrefixTest, ACompactionPinsTheHeadAndALaterTurnGetsItBack) {
   // The next turn starts like the conversation before the compaction.
   const std::vector<int32_t> p3 = parted(p1, 200, tokens(88, 27));  // 288: on the toy's grid
   const cache::ResumeOffer o = r.rp.offer(p3, "s");
-  EXPECT_EQ(o.source, "pin");
-  EXPECT_EQ(o.tier, "ram_park");
+  EXPECT_EQ(o.source, ResumeSource::kPin);
+  EXPECT_EQ(tier_of(o.source), ResumeTier::kRamPark);
   EXPECT_EQ(o.resume_at, 192);
   EXPECT_GT(o.restore_bytes, 0);
   const Served third = r.serve(p3, "s", 0);
@@ -273,7 +275,7 @@ TEST_P(ResidentPrefixTest, ACompactionPinsTheHeadAndALaterTurnGetsItBack) {
   // The pin stays for a later compaction's next turn; the rows in place are p3's now.
   const std::vector<int32_t> p4 = concat(p3, tokens(10, 28));
   const Served fourth = r.serve(p4, "s", 0);
-  EXPECT_EQ(fourth.offer.source, "anchor");
+  EXPECT_EQ(fourth.offer.source, ResumeSource::kAnchor);
   EXPECT_EQ(fourth.offer.resume_at, 288);
   EXPECT_TRUE(same_state(r.cold(p4), fourth.after_prefill));
 }
@@ -292,7 +294,7 @@ TEST_P(ResidentPrefixTest, ThePinBudgetBoundsTheHeadAndItsAnchors) {
   EXPECT_EQ(r.rp.stats().pin_bytes, 192 * cost.bytes_per_token + 2 * cost.section_bytes);
   const std::vector<int32_t> p3 = parted(p1, 150, tokens(40, 31));
   const Served third = r.serve(p3, "s", 0);
-  EXPECT_EQ(third.offer.source, "pin");
+  EXPECT_EQ(third.offer.source, ResumeSource::kPin);
   EXPECT_EQ(third.offer.resume_at, 64);  // two anchors spread over the head: 64 and 192
   EXPECT_TRUE(same_state(r.cold(p3), third.after_prefill));
 }
@@ -311,8 +313,8 @@ TEST_P(ResidentPrefixTest, SessionsABAAndBAgainSwapBackExactly) {
   // A comes back with its answer and a new message: the park's end anchor.
   const std::vector<int32_t> a2 = concat(concat(a.forwarded, {&a.last, 1}), tokens(30, 34));
   const cache::ResumeOffer oa = r.rp.offer(a2, "a");
-  EXPECT_EQ(oa.source, "park");
-  EXPECT_EQ(oa.tier, "ram_park");
+  EXPECT_EQ(oa.source, ResumeSource::kPark);
+  EXPECT_EQ(tier_of(oa.source), ResumeTier::kRamPark);
   EXPECT_EQ(oa.resume_at, int64_t(a.forwarded.size()));
   const Served a_again = r.serve(a2, "a", 0);
   EXPECT_EQ(r.rp.stats().park_hits, 1);
@@ -325,7 +327,7 @@ TEST_P(ResidentPrefixTest, SessionsABAAndBAgainSwapBackExactly) {
   // B again, from its end.
   const std::vector<int32_t> b2 = concat(concat(b.forwarded, {&b.last, 1}), tokens(20, 35));
   const Served b_again = r.serve(b2, "b", 0);
-  EXPECT_EQ(b_again.offer.source, "park");
+  EXPECT_EQ(b_again.offer.source, ResumeSource::kPark);
   EXPECT_EQ(b_again.offer.resume_at, int64_t(b.forwarded.size()));
   EXPECT_TRUE(same_state(r.continued(b1, b.forwarded, b2), b_again.after_prefill));
   if (exact_everywhere()) {
@@ -335,7 +337,7 @@ TEST_P(ResidentPrefixTest, SessionsABAAndBAgainSwapBackExactly) {
   // A once more, parting inside its first prompt: a parked grid anchor, exact on both.
   const std::vector<int32_t> a3 = parted(a2, 390, tokens(15, 36));
   const Served a_third = r.serve(a3, "a", 0);
-  EXPECT_EQ(a_third.offer.source, "park");
+  EXPECT_EQ(a_third.offer.source, ResumeSource::kPark);
   EXPECT_EQ(a_third.offer.resume_at, 384);
   EXPECT_TRUE(a_third.offer.exact);
   EXPECT_TRUE(same_state(r.cold(a3), a_third.after_prefill));
@@ -370,7 +372,7 @@ TEST_P(ResidentPrefixTest, AGuestSharingAHeadStashesOnlyAboveItsAnchor) {
   EXPECT_TRUE(same_state(with_guest.cold(guest), g.after_prefill));
   const std::vector<int32_t> p2 = concat(concat(a.forwarded, {&a.last, 1}), tokens(16, 52));
   const Served second = with_guest.serve(p2, "s", 0);  // begin() puts the stash back first
-  EXPECT_EQ(second.offer.source, "end");
+  EXPECT_EQ(second.offer.source, ResumeSource::kEnd);
   EXPECT_TRUE(same_state(without.serve(p2, "s", 0).after_prefill, second.after_prefill));
 }
 
@@ -389,7 +391,7 @@ TEST_P(ResidentPrefixTest, AParkThatCannotHoldTheEndKeepsItsNewestAnchorsThatFit
   EXPECT_EQ(r.rp.stats().park_tokens, 320);
   const std::vector<int32_t> a2 = concat(concat(a.forwarded, {&a.last, 1}), tokens(10, 55));
   const Served back = r.serve(a2, "a", 0);
-  EXPECT_EQ(back.offer.source, "park");
+  EXPECT_EQ(back.offer.source, ResumeSource::kPark);
   EXPECT_EQ(back.offer.resume_at, 320);
   EXPECT_TRUE(back.offer.exact);
   EXPECT_TRUE(same_state(r.cold(a2), back.after_prefill));
@@ -411,16 +413,17 @@ TEST_P(ResidentPrefixTest, WhoParksAndWhoDoesNot) {
   const std::vector<int32_t> c1 = parted(a2, 70, tokens(300, 43));
   r.serve(c1, "c", 0);
   EXPECT_EQ(r.rp.stats().parks, 2);
-  EXPECT_EQ(r.rp.offer(concat(parted(a2, 350, {}), tokens(5, 44)), "a").source, "anchor");
+  EXPECT_EQ(r.rp.offer(concat(parted(a2, 350, {}), tokens(5, 44)), "a").source,
+            ResumeSource::kAnchor);
   // B's tokens come back from the park at its newest parked anchor.
   const cache::ResumeOffer ob = r.rp.offer(parted(a2, 130, tokens(200, 42)), "b");
-  EXPECT_EQ(ob.source, "park");
+  EXPECT_EQ(ob.source, ResumeSource::kPark);
   EXPECT_EQ(ob.resume_at, 320);
   // B comes back (C is parked in the swap) at its end-of-prefill anchor, 330: off the toy's
   // grid, so exact on qwen35 only.
   const std::vector<int32_t> b2 = concat(parted(a2, 130, tokens(200, 42)), tokens(10, 45));
   const Served back = r.serve(b2, "b", 0);
-  EXPECT_EQ(back.offer.source, "park");
+  EXPECT_EQ(back.offer.source, ResumeSource::kPark);
   EXPECT_EQ(back.offer.resume_at, 330);
   EXPECT_EQ(back.offer.exact, exact_everywhere());
   if (exact_everywhere()) {
@@ -433,7 +436,7 @@ TEST_P(ResidentPrefixTest, WhoParksAndWhoDoesNot) {
   EXPECT_EQ(r.rp.stats().pins, 1);
   EXPECT_EQ(r.rp.stats().park_bytes, 0);
   const cache::ResumeOffer oc = r.rp.offer(concat(c1, tokens(5, 47)), "c");
-  EXPECT_EQ(oc.source, "pin");
+  EXPECT_EQ(oc.source, ResumeSource::kPin);
   EXPECT_EQ(oc.resume_at, 64);
   (void)a;
 }
@@ -476,7 +479,7 @@ TEST_P(ResidentPrefixTest, AStoreResumeKeepsTheAnchorsOfTheSharedHead) {
   const std::vector<int32_t> p3 = parted(p1, 200, tokens(40, 50));
   const Served third = r.serve(p3, "s", 0);
   EXPECT_EQ(third.offer.resume_at, 192);
-  EXPECT_EQ(third.offer.source, "anchor");
+  EXPECT_EQ(third.offer.source, ResumeSource::kAnchor);
   EXPECT_TRUE(third.offer.exact);
   EXPECT_TRUE(same_state(r.cold(p3), third.after_prefill));
 }

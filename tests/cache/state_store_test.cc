@@ -91,8 +91,8 @@ StoreRestore resume(StateStore& store, engine::Engine& e, const std::vector<int3
                     int64_t expect_at) {
   const ResumeOffer o = store.offer(prompt, {});
   EXPECT_EQ(o.resume_at, expect_at);
-  EXPECT_EQ(o.tier, "ram_snapshot");
-  EXPECT_EQ(o.source, "store");
+  EXPECT_EQ(tier_of(o.source), ResumeTier::kRamSnapshot);
+  EXPECT_EQ(o.source, ResumeSource::kStore);
   scribble(e);
   auto r = store.take(e, o);
   EXPECT_TRUE(r.has_value());
@@ -428,8 +428,8 @@ TEST_F(StateStoreTest, ThePlannerAsksTheStoreAsAnOfferSource) {
   const auto a = tokens(64, 1);
   ASSERT_EQ(put(store, a), StorePut::kStored);
   const Plan p = planner.plan(concat(a, tokens(10, 2)), "s");
-  EXPECT_EQ(p.chosen.tier, "ram_snapshot");
-  EXPECT_EQ(p.chosen.source, "store");
+  EXPECT_EQ(tier_of(p.chosen.source), ResumeTier::kRamSnapshot);
+  EXPECT_EQ(p.chosen.source, ResumeSource::kStore);
   EXPECT_EQ(p.cached_tokens, 64);
   EXPECT_EQ(p.reread_tokens, 10);
   EXPECT_EQ(store.stats().hits, 0);  // planning counts nothing

@@ -4,9 +4,10 @@
 // the next turn resumes from; a second identical greedy request is served by the response
 // cache; a prefill that cannot fit the memory peak gets a 503 with Retry-After.
 //
-// End alignment by text is off in the on/off comparison: it serves the rows' own tokens where
-// the client's copy re-tokenizes a sampled answer differently, which is a different (and
-// intended) prompt from the one a cold server reads (docs/end-alignment.md).
+// Issue 12 §1: under the default (exact) resume policy, short two-turn conversations whose
+// answers go back as the client got them answer bit for bit as a --no-cache server does, while
+// the rows policy serves the rows' tokens where the text matches, reports it (`served: "rows"`,
+// `exact: false`, `differing`), and keeps cached + reread == prompt_tokens.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -41,10 +42,10 @@ Json turn_body(const Json& messages) {
   return b;
 }
 
-ServerOptions cache_options(bool enabled) {
+ServerOptions cache_options(bool enabled, ResumePolicy policy = ResumePolicy::kExact) {
   ServerOptions o;
   o.cache.enabled = enabled;
-  o.cache.end_align = false;
+  o.cache.resume_policy = policy;
   return o;
 }
 
@@ -120,6 +121,96 @@ TEST(HttpCache, AConversationAnswersTheSameWithCachesOnAndOff) {
     }
     last_cached = cached;
   }
+}
+
+// The issue's reproduction: a greedy question, then its answer's content sent back verbatim
+// with one more user message, for many questions. Returns every response (choices[0] and the
+// usage), two per conversation.
+std::vector<Turn> two_turn_conversations(ServerHarness& h, int conversations) {
+  std::vector<Turn> out;
+  for (int q = 0; q < conversations; ++q) {
+    Json messages = Json::array({Json{{"role", "user"}, {"content", filler(6 + q % 5, 20 + q)}}});
+    for (int t = 0; t < 2; ++t) {
+      Turn turn;
+      turn.body = turn_body(messages);
+      turn.body["max_tokens"] = 12;
+      turn.body["prompt_cache_key"] = "conversation-" + std::to_string(q);
+      auto r = h.post("/v1/chat/completions", turn.body.dump());
+      EXPECT_TRUE(r);
+      if (!r) return out;
+      EXPECT_EQ(r->status, 200) << r->body;
+      const Json j = parse_json(r->body);
+      turn.answer = j["choices"][0];
+      turn.usage = j["usage"];
+      messages.push_back(
+          Json{{"role", "assistant"}, {"content", turn.answer["message"]["content"]}});
+      messages.push_back(Json{{"role", "user"}, {"content", filler(5, 40 + q)}});
+      out.push_back(std::move(turn));
+    }
+  }
+  return out;
+}
+
+TEST(HttpCache, TheExactPolicyAnswersAsANoCacheServerAndTheRowsPolicySaysWhenItDoesNot) {
+  constexpr int kConversations = 24;
+  std::vector<Turn> cold, exact, rows;
+  {
+    ServerHarness h(cache_options(false));
+    ASSERT_TRUE(h.ok());
+    cold = two_turn_conversations(h, kConversations);
+  }
+  {
+    ServerHarness h(cache_options(true));
+    ASSERT_TRUE(h.ok());
+    exact = two_turn_conversations(h, kConversations);
+  }
+  {
+    ServerHarness h(cache_options(true, ResumePolicy::kRows));
+    ASSERT_TRUE(h.ok());
+    rows = two_turn_conversations(h, kConversations);
+  }
+  ASSERT_EQ(cold.size(), size_t(2 * kConversations));
+  ASSERT_EQ(exact.size(), cold.size());
+  ASSERT_EQ(rows.size(), cold.size());
+  int resumed = 0, served_rows = 0, rows_differ = 0;
+  for (size_t i = 0; i < cold.size(); ++i) {
+    SCOPED_TRACE("response " + std::to_string(i));
+    // Exact policy: the same bodies (each answer fed back equals the cold one), the same
+    // answers and logprobs (shortest round-trip f32: equal text is equal bits).
+    EXPECT_EQ(exact[i].body.dump(), cold[i].body.dump());
+    EXPECT_EQ(exact[i].answer.dump(), cold[i].answer.dump());
+    EXPECT_EQ(exact[i].usage["prompt_tokens"], cold[i].usage["prompt_tokens"]);
+    const Json& c = exact[i].usage["anchorage"]["cache"];
+    EXPECT_EQ(c["served"], "client");
+    EXPECT_EQ(c["exact"], true);
+    EXPECT_EQ(c["cached"].get<int64_t>() + c["reread"].get<int64_t>(),
+              exact[i].usage["prompt_tokens"].get<int64_t>());
+    if (c["cached"].get<int64_t>() > 0) ++resumed;
+
+    // Rows policy: its own conversation (its answers may differ once it served rows).
+    const Json& r = rows[i].usage["anchorage"]["cache"];
+    EXPECT_EQ(r["cached"].get<int64_t>() + r["reread"].get<int64_t>(),
+              rows[i].usage["prompt_tokens"].get<int64_t>());
+    if (r["served"] == "rows") {
+      ++served_rows;
+      EXPECT_EQ(r["exact"], false);
+      EXPECT_GT(r["differing"].get<int64_t>(), 0);
+      EXPECT_EQ(r["client_prompt_tokens"], exact[i].usage["prompt_tokens"]);
+      if (rows[i].answer.dump() != exact[i].answer.dump()) ++rows_differ;
+    } else if (rows[i].body.dump() == exact[i].body.dump()) {
+      // Served the client's own tokens: the same prompt, so the same answer, exact or not.
+      EXPECT_EQ(rows[i].answer.dump(), exact[i].answer.dump());
+    }
+  }
+  // The second turns resumed from the caches...
+  EXPECT_GE(resumed, kConversations / 2);
+  // ...and the set is one that tells the policies apart: some answers re-tokenize differently
+  // (the rows policy served rows), so the exact policy's equality above was not luck.
+  EXPECT_GT(served_rows, 0);
+  std::printf(
+      "exactness: %d of %d responses resumed; rows policy served rows %d times, "
+      "%d answers differed\n",
+      resumed, int(cold.size()), served_rows, rows_differ);
 }
 
 TEST(HttpCache, PeekPredictsTheNextTurnAndStatsCountIt) {

@@ -98,6 +98,7 @@ TEST(OpenAiJson, WholeResponsesAndUsage) {
                                                {"cached", 0},
                                                {"reread", 10},
                                                {"exact", true},
+                                               {"served", "client"},
                                                {"aligned", "none"},
                                                {"hidden", 0}}));
   EXPECT_EQ(usage["anchorage"]["session"], "header");

@@ -154,6 +154,7 @@ core::Status ResidentPrefix::begin(engine::Engine& engine, std::span<const int32
   // Rows below this stay as they are; the request may write every row from it.
   const int64_t from = in_place ? r : 0;
   prompt_.assign(prompt.begin(), prompt.end());
+  branch_lines_.clear();
   if (chosen.source == ResumeSource::kPark) return swap_park(engine, prompt, session, r);
   if (std::optional<core::Status> s = begin_guest(engine, prompt, max_tokens, from, chosen))
     return *s;
@@ -163,7 +164,20 @@ core::Status ResidentPrefix::begin(engine::Engine& engine, std::span<const int32
   if (core::Status s = restore(engine, chosen); !s.is_ok()) return fail(s, 0);
   count_start(chosen);
   adopt(prompt, session, chosen, c, from);
+  want_branch_lines(c, r, int64_t(prompt.size()));
   return core::Status::ok();
+}
+
+// Anchors at token granularity where a later prompt is likely to part from this one
+// (docs/cache.md "Branch points"): where this prompt parted from the rows in place (the
+// conversation it displaced, or the next session sharing the same head, parts there too), and
+// one token before its end (a generated answer that starts with whitespace merges with the
+// generation prompt's last token when the client's copy is re-tokenized).
+void ResidentPrefix::want_branch_lines(int64_t c, int64_t r, int64_t m) {
+  if (!opts_.branch_anchors) return;
+  for (int64_t line : {c, m - 1})
+    if (line > r && line < m && line % granularity_ == 0 && anchors_.at(line) == nullptr)
+      branch_lines_.push_back(line);
 }
 
 // InvalidArgument for an offer this tier no longer holds (the engine untouched).
@@ -463,7 +477,10 @@ void ResidentPrefix::on_anchor(engine::Engine& engine, int64_t position, bool is
   if (position < int64_t(tokens_.size()) || position > int64_t(prompt_.size())) return;
   tokens_.assign(prompt_.begin(), prompt_.begin() + position);
   const bool on_line = opts_.anchor_spacing <= 0 || position % opts_.anchor_spacing == 0;
-  if (!is_end && !on_line) return;
+  const bool branch =
+      std::find(branch_lines_.begin(), branch_lines_.end(), position) != branch_lines_.end();
+  if (!is_end && !on_line && !branch) return;
+  if (branch) ++counters_.branch_anchors;
   anchors_.put(SectionCopy::capture(engine));
   ++counters_.anchors_taken;
 }

@@ -63,6 +63,9 @@ struct ResidentOptions {
   int park_anchors = 4;                   // newest anchors parked (the end takes one place)
   int64_t stash_margin_rows = 512;        // two of these past a guest's prompt + max_tokens
   int64_t park_block_rows = 1024;         // rows per block of a park swap
+  // Anchors at branch points: where a prompt parted from the rows in place, and one token
+  // before a prompt's end (docs/cache.md "Branch points").
+  bool branch_anchors = true;
 };
 
 // Counters and bytes for /v1/cache/stats and /metrics (a plain value).
@@ -71,6 +74,7 @@ struct ResidentStats {
   int64_t anchors = 0;
   int64_t anchor_bytes = 0;
   int64_t anchors_taken = 0;
+  int64_t branch_anchors = 0;   // of those, taken at a branch point (not a line, not an end)
   int64_t anchors_evicted = 0;  // by the anchor budget
   int64_t end_position = -1;    // -1: no end anchor
   int64_t end_bytes = 0;
@@ -103,6 +107,7 @@ struct ResidentStats {
     f("anchors", anchors, StatKind::kGauge);
     f("anchor_bytes", anchor_bytes, StatKind::kGauge);
     f("anchors_taken", anchors_taken, StatKind::kCounter);
+    f("branch_anchors", branch_anchors, StatKind::kCounter);
     f("anchors_evicted", anchors_evicted, StatKind::kCounter);
     f("end_position", end_position, StatKind::kGauge);
     f("end_bytes", end_bytes, StatKind::kGauge);
@@ -164,6 +169,9 @@ class ResidentPrefix final : public OfferSource {
   // holds (the engine is then untouched).
   core::Status begin(engine::Engine& engine, std::span<const int32_t> prompt,
                      std::string_view session, int64_t max_tokens, const ResumeOffer& chosen);
+  // PrefillOptions::extra_lines of the prefill begin() prepared: the branch points where
+  // on_anchor takes an anchor too.
+  const std::vector<int64_t>& branch_lines() const { return branch_lines_; }
   // PrefillOptions::on_anchor of the prefill begin() prepared.
   void on_anchor(engine::Engine& engine, int64_t position, bool is_end);
   // After the generation: `forwarded` is every token the engine forwarded (the prompt and the
@@ -206,6 +214,7 @@ class ResidentPrefix final : public OfferSource {
   void adopt(std::span<const int32_t> prompt, std::string_view session, const ResumeOffer& chosen,
              int64_t c, int64_t from);
   core::Status fail(core::Status s, int64_t valid);
+  void want_branch_lines(int64_t c, int64_t r, int64_t m);
   void count_start(const ResumeOffer& chosen);
   void prepare_replacement(engine::Engine& engine, std::string_view session, int64_t c,
                            int64_t from, bool may_pin);
@@ -235,7 +244,8 @@ class ResidentPrefix final : public OfferSource {
   PinnedHead pin_;
   ParkedSession park_;
 
-  std::vector<int32_t> prompt_;  // the prefill begin() prepared (on_anchor extends tokens_)
+  std::vector<int32_t> prompt_;        // the prefill begin() prepared (on_anchor extends tokens_)
+  std::vector<int64_t> branch_lines_;  // its branch points (want_branch_lines)
   bool guest_ = false;
   int64_t guest_from_ = 0;  // the first row the guest may overwrite
   bool guest_stashed_ = false;

@@ -53,6 +53,7 @@ struct ServeArgs {
   bool no_cache = false;
   std::string resume_policy{server::resume_policy_name(server::CacheOptions{}.resume_policy)};
   bool end_anchor = kResident.end_anchor;
+  bool branch_anchors = kResident.branch_anchors;
   bool end_align = server::CacheOptions{}.end_align;
   int64_t anchor_spacing = kResident.anchor_spacing;
   double resident_gb = gib(kResident.anchor_bytes);
@@ -96,6 +97,8 @@ FlagSet make_flags(ServeArgs* a) {
   f.add_bool("end-align", &a->end_align,
              "rows policy: align a client's copy with the rows by text at the end anchor "
              "(on|off)");
+  f.add_bool("branch-anchors", &a->branch_anchors,
+             "anchors where a prompt parted from the rows and one token before its end (on|off)");
   f.add_int("anchor-spacing", &a->anchor_spacing, "tokens between body anchors of a prefill");
   f.add_double("resident-gb", &a->resident_gb, "GiB of body anchors of the resident prefix");
   f.add_int("resident-guest-max", &a->resident_guest_max,
@@ -174,6 +177,7 @@ std::string check_cache_args(const ServeArgs& a, server::CacheOptions* c) {
   c->response_cache = a.response_cache;
   cache::ResidentOptions& r = c->resident;
   r.end_anchor = a.end_anchor;
+  r.branch_anchors = a.branch_anchors;
   if (a.anchor_spacing < 1) return "--anchor-spacing must be >= 1";
   r.anchor_spacing = a.anchor_spacing;
   if (a.resident_guest_max < 0) return "--resident-guest-max must be >= 0";

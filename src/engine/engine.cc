@@ -114,8 +114,14 @@ Status Engine::prefill(std::span<const int32_t> tokens, const PrefillOptions& op
   }
   const int64_t end = begin + n;
   has_logits_ = false;
+  auto extra_line = [&](int64_t p) {
+    return p % grid_.granularity == 0 &&
+           std::find(opts.extra_lines.begin(), opts.extra_lines.end(), p) != opts.extra_lines.end();
+  };
   for (int64_t pos = begin; pos < end;) {
-    const int64_t e = grid_.next_end(pos, end);
+    int64_t e = grid_.next_end(pos, end);
+    for (int64_t line : opts.extra_lines)
+      if (line > pos && line < e && line % grid_.granularity == 0) e = line;
     const int64_t t = e - pos;
     const int32_t* call_tokens = tokens.data() + (pos - begin);
     if (opts.all_logits) {
@@ -130,7 +136,7 @@ Status Engine::prefill(std::span<const int32_t> tokens, const PrefillOptions& op
     pos = e;
     if (pos == end) has_logits_ = true;
     if (opts.on_progress) opts.on_progress(pos - begin, n);
-    if (opts.on_anchor && (pos == end || grid_.is_anchor_line(pos)))
+    if (opts.on_anchor && (pos == end || grid_.is_anchor_line(pos) || extra_line(pos)))
       opts.on_anchor(pos, pos == end);
   }
   return Status::ok();

@@ -26,6 +26,11 @@ struct PrefillOptions {
   // At every anchor line the prefill passes (is_end = false) and once at its end
   // (is_end = true; an end that falls on an anchor line is reported once, as the end).
   std::function<void(int64_t position, bool is_end)> on_anchor{};
+  // Extra lines (absolute positions, any order) where the prefill also ends a call and reports
+  // on_anchor(position, false): a cache wants the state there (a branch point, the token
+  // before the prompt's end). Lines off the architecture's exact grid are ignored, so every
+  // call still starts on it; batch invariance makes the extra cut change no bit.
+  std::vector<int64_t> extra_lines{};
   // After every call: tokens of this prefill done so far, and its total.
   std::function<void(int64_t done, int64_t total)> on_progress{};
   // Test-only: when set, the logits of every row of this prefill are appended here

@@ -214,6 +214,7 @@ core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
 
 engine::PrefillOptions EngineCaches::prefill_hooks(const CacheStart& start) {
   engine::PrefillOptions o;
+  o.extra_lines = resident_.branch_lines();
   o.on_anchor = [this, &start](int64_t position, bool is_end) {
     resident_.on_anchor(engine_, position, is_end);
     if (start.prefix_line > 0 && position == start.prefix_line) {

@@ -66,6 +66,34 @@ TEST_P(ResidentPrefixTest, ResumesAtTheLargestAnchorAtBelowAndBetweenLines) {
   }
 }
 
+// Issue 12 §5: where a prompt parted from the rows in place, an anchor is taken on the way, so
+// the next prompt parting at the same place resumes exactly there; and one token before a
+// prompt's end (an answer starting with whitespace re-tokenizes into the prompt's last token).
+TEST_P(ResidentPrefixTest, BranchAnchorsServeTheNextPromptPartingAtTheSamePlace) {
+  ResidentOptions o = rig_resident_options();
+  o.branch_anchors = true;
+  ResidentRig& r = rig(o);
+  const std::vector<int32_t> p1 = tokens(300, 31);
+  r.serve(p1, "s", 0);
+  // 208: on the toy's 16-grid, off the 64 lines.
+  const std::vector<int32_t> p2 = parted(p1, 208, tokens(50, 32));
+  const Served second = r.serve(p2, "s", 0);
+  EXPECT_EQ(second.offer.resume_at, 192);  // the line below: no anchor at 208 yet
+  EXPECT_GE(r.rp.stats().branch_anchors, 1);
+  const std::vector<int32_t> p3 = parted(p1, 208, tokens(40, 33));
+  const Served third = r.serve(p3, "s", 0);
+  EXPECT_EQ(third.offer.resume_at, 208);
+  EXPECT_EQ(third.offer.source, ResumeSource::kAnchor);
+  EXPECT_TRUE(third.offer.exact);
+  EXPECT_TRUE(same_state(r.cold(p3), third.after_prefill));
+  if (exact_everywhere()) {  // 247 is off the toy's grid: no anchor there
+    const std::vector<int32_t> p4 = parted(p3, 247, tokens(20, 34));
+    const Served fourth = r.serve(p4, "s", 0);
+    EXPECT_EQ(fourth.offer.resume_at, 247);
+    EXPECT_TRUE(same_state(r.cold(p4), fourth.after_prefill));
+  }
+}
+
 TEST_P(ResidentPrefixTest, AnIdenticalPromptStillForwardsItsLastToken) {
   ResidentRig& r = rig();
   const std::vector<int32_t> p1 = tokens(256, 2);

@@ -36,6 +36,7 @@ inline cache::ResidentOptions rig_resident_options() {
   o.stash_margin_rows = 32;
   o.park_block_rows = 32;
   o.pin_anchor_stride = 128;
+  o.branch_anchors = false;  // the anchor counts below are the lines' and ends'; on in its test
   return o;
 }
 
@@ -72,6 +73,7 @@ struct ResidentRig {
     EXPECT_EQ(engine->length(), s.offer.useful() ? s.offer.resume_at : 0);
     engine::PrefillOptions po;
     po.on_anchor = [&](int64_t pos, bool is_end) { rp.on_anchor(*engine, pos, is_end); };
+    po.extra_lines = rp.branch_lines();
     const size_t r = size_t(s.offer.resume_at);
     EXPECT_TRUE(engine->prefill(prompt.subspan(r), po).is_ok());
     s.after_prefill = take_snapshot(*engine);

@@ -4,6 +4,7 @@
 // the chunkings are multiples of 16, and one token per call is checked to DIFFER.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "support/state_snapshot.h"
@@ -65,6 +66,30 @@ TEST_P(Chunking, OneTokenPerCallEqualsOneCall) {
     // declares is not a formality (the caches' taint path depends on it).
     EXPECT_FALSE(same_state(whole.state, take_snapshot(*e)));
   }
+}
+
+// Extra lines (branch points a cache asks for) cut the prefill there, report the state there,
+// and change no bit; a line off the architecture's grid is not taken.
+TEST_P(Chunking, ExtraLinesAreReportedAndChangeNoBit) {
+  const ModelVariant& v = GetParam();
+  auto arch = v.make();
+  const int64_t g = arch->exact_granularity();
+  auto tokens = random_tokens(v.n_tokens, arch->vocab_size(), 13);
+  PrefillRun whole = prefill_with_chunk(v, tokens, 1024);
+  const int64_t on_grid = 37 * g, off_grid = g == 1 ? 0 : 5 * g + 1;
+  auto e = make_engine(v, {.capacity = int64_t(tokens.size()) + 16, .n_threads = 2});
+  std::vector<float> rows;
+  std::vector<int64_t> reported;
+  engine::PrefillOptions po;
+  po.all_logits = &rows;
+  po.extra_lines = {off_grid, on_grid};
+  po.on_anchor = [&](int64_t pos, bool) { reported.push_back(pos); };
+  ASSERT_TRUE(e->prefill(tokens, po).is_ok());
+  EXPECT_TRUE(same_state(whole.state, take_snapshot(*e)));
+  EXPECT_TRUE(same_bits(whole.all_logits, rows));
+  EXPECT_NE(std::find(reported.begin(), reported.end(), on_grid), reported.end());
+  if (off_grid > 0)
+    EXPECT_EQ(std::find(reported.begin(), reported.end(), off_grid), reported.end());
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, Chunking, ::testing::ValuesIn(invariant_variants()), variant_name);

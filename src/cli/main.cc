@@ -5,6 +5,7 @@
 
 #include "cli/gguf_random_command.h"
 #include "cli/inspect_command.h"
+#include "cli/journal_command.h"
 #include "cli/run_command.h"
 #include "cli/serve_command.h"
 
@@ -18,7 +19,8 @@ void print_usage(std::FILE* out) {
       "  run          one generation (anchorage run --help)\n"
       "  serve        the OpenAI-compatible HTTP server (anchorage serve --help)\n"
       "  inspect      what a GGUF model file holds and costs (anchorage inspect --help)\n"
-      "  gguf-random  write a random model as a GGUF file (anchorage gguf-random --help)\n");
+      "  gguf-random  write a random model as a GGUF file (anchorage gguf-random --help)\n"
+      "  journal      a request journal summed up per session (anchorage journal --help)\n");
 }
 
 }  // namespace
@@ -37,6 +39,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return anchorage::cli::run_command(rest);
   if (cmd == "serve") return anchorage::cli::serve_command(rest);
   if (cmd == "inspect") return anchorage::cli::inspect_command(rest);
+  if (cmd == "journal") return anchorage::cli::journal_command(rest);
   if (cmd == "gguf-random") return anchorage::cli::gguf_random_command(rest);
   std::fprintf(stderr, "anchorage: unknown command (see anchorage --help)\n");
   return 2;

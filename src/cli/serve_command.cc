@@ -51,6 +51,8 @@ struct ServeArgs {
   // The caches (docs/cache.md): defaults are the option structs' own, sizes shown in GiB; the
   // memory limits 0 = derived from the machine (BudgetOptions::for_memory).
   bool no_cache = false;
+  std::string journal;
+  double journal_mb = double(server::JournalOptions{}.max_bytes) / double(1 << 20);
   std::string resume_policy{server::resume_policy_name(server::CacheOptions{}.resume_policy)};
   bool end_anchor = kResident.end_anchor;
   bool branch_anchors = kResident.branch_anchors;
@@ -90,6 +92,9 @@ FlagSet make_flags(ServeArgs* a) {
   f.add_string("admin-token", &a->admin_token,
                "bearer token POST /v1/cache/clear needs (empty: none)");
   f.add_bool("no-cache", &a->no_cache, "turn every cache tier off");
+  f.add_string("journal", &a->journal,
+               "append one JSON line per request to this file (counts, no text; empty: none)");
+  f.add_double("journal-mb", &a->journal_mb, "MiB of the journal before it rotates to FILE.1");
   f.add_string("resume-policy", &a->resume_policy,
                "exact: read the client's own tokens (answers equal --no-cache's); rows: serve "
                "the rows' tokens where the client's text matches them (fewer re-reads)");
@@ -247,6 +252,9 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
       std::gcd(std::max<int64_t>(a.anchor_spacing, 1), std::max<int64_t>(a.prefix_chunk, 1));
   o->reasoning_budget = a.reasoning_budget;
   o->admin_token = a.admin_token;
+  o->journal.path = a.journal;
+  if (!(a.journal_mb > 0.0) || a.journal_mb > 1e6) return "--journal-mb must be in (0, 1e6]";
+  o->journal.max_bytes = int64_t(a.journal_mb * double(1 << 20));
   return check_cache_args(a, &o->cache);
 }
 

@@ -11,6 +11,7 @@
 #include "engine/generation.h"
 #include "server/engine_caches.h"
 #include "server/metrics.h"
+#include "server/request_journal.h"
 #include "server/token_sink.h"
 
 namespace anchorage::server {
@@ -172,6 +173,7 @@ JobOutcome EngineQueue::run(Item& item) {
     if (keep_response && out.end != JobEnd::kCancelled && sink.hidden_sampled().empty())
       caches_->put_response(job, *start, {sink.take_kept(), job_end_name(out.end)});
   }
+  if (journal_ != nullptr) journal_->record(job, result->tokens, out);
   return out;
 }
 
@@ -250,6 +252,11 @@ JobOutcome EngineQueue::replay_response(Item& item, const cache::CachedResponse&
   }
   out.completion_tokens = int64_t(response.tokens.size());
   out.end = job_end_from_name(response.finish_reason);
+  if (journal_ != nullptr) {
+    std::vector<int32_t> sampled;
+    for (const cache::CachedToken& t : response.tokens) sampled.push_back(t.token);
+    journal_->record(item.job, sampled, out);
+  }
   return out;
 }
 

@@ -35,6 +35,7 @@ namespace anchorage::server {
 
 class EngineCaches;
 class Metrics;
+class RequestJournal;
 class TokenSink;
 struct CacheStart;
 
@@ -68,6 +69,9 @@ class EngineQueue {
 
   // Tests: while held, the engine thread starts no new job (the queue fills up on demand).
   void test_hold(bool hold);
+  // The request journal (may be null: none). Set before the first submit; it must outlive
+  // the queue.
+  void set_journal(RequestJournal* journal) { journal_ = journal; }
 
  private:
   struct Item {
@@ -87,6 +91,7 @@ class EngineQueue {
   const size_t capacity_;
   Metrics* metrics_;
   EngineCaches* caches_;
+  RequestJournal* journal_ = nullptr;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> waiting_;

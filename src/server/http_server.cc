@@ -54,6 +54,15 @@ struct HttpServer::Impl {
     service.caches = caches.get();
     service.created = int64_t(std::time(nullptr));
     service.nonce_base = uint64_t(core::now_ns()) ^ (uint64_t(std::random_device{}()) << 32);
+    if (!o.journal.path.empty()) {
+      auto j = RequestJournal::open(o.journal);
+      if (j) {
+        journal = std::move(*j);
+        queue.set_journal(journal.get());
+      } else {
+        journal_error = j.error();
+      }
+    }
   }
 
   void install();
@@ -62,7 +71,9 @@ struct HttpServer::Impl {
   ServedModel& model;
   Metrics metrics;
   ResponseTracker responses;
-  std::unique_ptr<EngineCaches> caches;  // null with --no-cache
+  std::unique_ptr<EngineCaches> caches;     // null with --no-cache
+  std::unique_ptr<RequestJournal> journal;  // null without --journal (outlives the queue)
+  core::Status journal_error;               // bind() reports it
   EngineQueue queue;
   Service service;
   httplib::Server http;
@@ -149,6 +160,7 @@ core::Status HttpServer::bind() {
   // action kills the process; httplib sends without MSG_NOSIGNAL, so ignore it process-wide
   // and let the write fail (which cancels the generation).
   ::signal(SIGPIPE, SIG_IGN);
+  if (!impl_->journal_error.is_ok()) return impl_->journal_error;
   const ServerOptions& o = impl_->options;
   if (o.port == 0) {
     impl_->bound_port = impl_->http.bind_to_any_port(o.host);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "server/engine_caches.h"
+#include "server/request_journal.h"
 
 namespace anchorage::server {
 
@@ -36,6 +37,8 @@ struct ServerOptions {
   int64_t reasoning_budget = -1;
   // The cache tiers (docs/cache.md); cache.enabled false is --no-cache.
   CacheOptions cache;
+  // --journal: one JSON line per request (request_journal.h); path empty: none.
+  JournalOptions journal;
   // When set, POST /v1/cache/clear needs `Authorization: Bearer <admin_token>`.
   std::string admin_token;
 };

@@ -57,6 +57,20 @@ struct Turn {
 
 // Plays `turns` turns on a server: each sends the conversation so far, then appends the
 // answer as the client got it and a tool-result-shaped user message.
+// Posts turn->body, keeps the answer and usage, and appends the answer to `messages` as the
+// client got it. False when the request failed.
+bool send_turn(ServerHarness& h, Turn* turn, Json* messages) {
+  auto r = h.post("/v1/chat/completions", turn->body.dump());
+  EXPECT_TRUE(r);
+  if (!r) return false;
+  EXPECT_EQ(r->status, 200) << r->body;
+  const Json j = parse_json(r->body);
+  turn->answer = j["choices"][0];
+  turn->usage = j["usage"];
+  messages->push_back(Json{{"role", "assistant"}, {"content", turn->answer["message"]["content"]}});
+  return true;
+}
+
 std::vector<Turn> play(ServerHarness& h, int turns) {
   std::vector<Turn> out;
   Json messages = Json::array({Json{{"role", "system"}, {"content", filler(900, 1)}},
@@ -64,15 +78,7 @@ std::vector<Turn> play(ServerHarness& h, int turns) {
   for (int t = 0; t < turns; ++t) {
     Turn turn;
     turn.body = turn_body(messages);
-    auto r = h.post("/v1/chat/completions", turn.body.dump());
-    EXPECT_TRUE(r);
-    if (!r) return out;
-    EXPECT_EQ(r->status, 200) << r->body;
-    const Json j = parse_json(r->body);
-    turn.answer = j["choices"][0];
-    turn.usage = j["usage"];
-    Json assistant = {{"role", "assistant"}, {"content", turn.answer["message"]["content"]}};
-    messages.push_back(assistant);
+    if (!send_turn(h, &turn, &messages)) return out;
     messages.push_back(Json{{"role", "user"}, {"content", filler(120, 3 + t)}});
     out.push_back(std::move(turn));
   }
@@ -135,15 +141,7 @@ std::vector<Turn> two_turn_conversations(ServerHarness& h, int conversations) {
       turn.body = turn_body(messages);
       turn.body["max_tokens"] = 12;
       turn.body["prompt_cache_key"] = "conversation-" + std::to_string(q);
-      auto r = h.post("/v1/chat/completions", turn.body.dump());
-      EXPECT_TRUE(r);
-      if (!r) return out;
-      EXPECT_EQ(r->status, 200) << r->body;
-      const Json j = parse_json(r->body);
-      turn.answer = j["choices"][0];
-      turn.usage = j["usage"];
-      messages.push_back(
-          Json{{"role", "assistant"}, {"content", turn.answer["message"]["content"]}});
+      if (!send_turn(h, &turn, &messages)) return out;
       messages.push_back(Json{{"role", "user"}, {"content", filler(5, 40 + q)}});
       out.push_back(std::move(turn));
     }

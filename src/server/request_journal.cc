@@ -114,22 +114,31 @@ JournalEntry RequestJournal::record(const GenerationJob& job, std::span<const in
 
   std::lock_guard<std::mutex> lock(mu_);
   if (e.session) {
-    auto it = std::find_if(history_.begin(), history_.end(),
-                           [&](const History& h) { return h.session == *e.session; });
-    if (it != history_.end()) {
-      const int64_t parted = common_prefix(job.prompt, it->tokens);
-      e.new_tokens = e.client_prompt_tokens - std::min(parted, it->forwarded_end);
+    // The session's earlier request this one continues: the one sharing the longest prefix
+    // (a client sends title and summary requests under the conversation's key too).
+    auto best = history_.end();
+    int64_t parted = -1;
+    for (auto it = history_.begin(); it != history_.end(); ++it) {
+      if (it->session != *e.session) continue;
+      const int64_t c = common_prefix(job.prompt, it->tokens);
+      if (c > parted) {
+        parted = c;
+        best = it;
+      }
+    }
+    if (best != history_.end()) {
+      e.new_tokens = e.client_prompt_tokens - std::min(parted, best->forwarded_end);
       if (e.reread > e.new_tokens) {
         e.parted_at = parted;
-        if (parted < it->prompt_end) {
+        if (parted < best->prompt_end) {
           e.reason = JournalEntry::Reason::kPromptChanged;
-        } else if (parted < it->forwarded_end) {
+        } else if (parted < best->forwarded_end) {
           e.reason = JournalEntry::Reason::kRetokenized;
         } else {
           e.reason = JournalEntry::Reason::kNoAnchor;
         }
       }
-      history_.erase(it);
+      history_.erase(best);
     }
     History h;
     h.session = *e.session;
@@ -139,7 +148,7 @@ JournalEntry RequestJournal::record(const GenerationJob& job, std::span<const in
     // The last sampled token is never forwarded (generation.h): the next turn reads it.
     h.forwarded_end = int64_t(h.tokens.size()) - (sampled.empty() ? 0 : 1);
     history_.push_front(std::move(h));
-    while (history_.size() > options_.sessions) history_.pop_back();
+    while (history_.size() > options_.sessions * kPerSession) history_.pop_back();
   }
   write_line(journal_line(e) + "\n");
   return e;

@@ -5,9 +5,11 @@
 // the session is its hash, tokens are counts and positions.
 //
 // "New tokens" of a request: its client prompt's tokens that the engine has not read for the
-// same session: those after the longest common prefix with the session's previous prompt +
-// answer, capped at what the engine forwarded (the answer's last sampled token never is). The
-// journal keeps those tokens for the last `sessions` sessions it saw (ids, in memory only).
+// same session: those after the longest common prefix with the prompt + answer of the
+// session's earlier request it continues (of the last few, the one sharing the longest prefix:
+// clients send title and summary requests under the conversation's key), capped at what the
+// engine forwarded (an answer's last sampled token never is). The journal keeps those tokens
+// for the last requests of the last `sessions` sessions it saw (ids, in memory only).
 //
 // The file is opened O_APPEND, 0600; above max_bytes it is renamed to FILE.1 (replacing an
 // older one) and a new FILE started.
@@ -77,6 +79,7 @@ class RequestJournal {
   int64_t write_errors() const;
 
  private:
+  static constexpr size_t kPerSession = 4;  // earlier requests remembered per session
   explicit RequestJournal(const JournalOptions& options, int fd);
   struct History {
     uint64_t session = 0;

@@ -88,8 +88,9 @@ TEST_P(Chunking, ExtraLinesAreReportedAndChangeNoBit) {
   EXPECT_TRUE(same_state(whole.state, take_snapshot(*e)));
   EXPECT_TRUE(same_bits(whole.all_logits, rows));
   EXPECT_NE(std::find(reported.begin(), reported.end(), on_grid), reported.end());
-  if (off_grid > 0)
+  if (off_grid > 0) {
     EXPECT_EQ(std::find(reported.begin(), reported.end(), off_grid), reported.end());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, Chunking, ::testing::ValuesIn(invariant_variants()), variant_name);

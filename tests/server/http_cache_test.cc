@@ -187,8 +187,9 @@ TEST(HttpCache, TheExactPolicyAnswersAsANoCacheServerAndTheRowsPolicySaysWhenItD
     // A second turn resumes at least one token before the first turn's prompt ended: at the
     // end anchor's prefill end, or at the branch anchor one token before it when the answer
     // starts with whitespace that merges with the generation prompt's last token.
-    if (i % 2 == 1)
+    if (i % 2 == 1) {
       EXPECT_GE(c["cached"].get<int64_t>(), exact[i - 1].usage["prompt_tokens"].get<int64_t>() - 1);
+    }
 
     // Rows policy: its own conversation (its answers may differ once it served rows).
     const Json& r = rows[i].usage["anchorage"]["cache"];

@@ -48,3 +48,7 @@ fi
 
 # Hugging Face's GGUF reader (pinned), for the check that it reads the files we write.
 "$(dirname "${BASH_SOURCE[0]}")/install_npm_package.sh" @huggingface/gguf 0.4.6 .cache/node/gguf
+
+# opencode (pinned, the version the traces came from), the real client of the end-to-end cache
+# test: its binary ships in a platform package (AVX2 build and a baseline build).
+"$(dirname "${BASH_SOURCE[0]}")/install_npm_package.sh" opencode-ai 1.18.33 .cache/node/opencode

@@ -18,3 +18,10 @@ endif()
 add_test(NAME serve_flags COMMAND ${CMAKE_CURRENT_LIST_DIR}/serve_flags_test.sh
                                   $<TARGET_FILE:anchorage> ${ANCHORAGE_DATA_DIR}/qwen3)
 set_tests_properties(serve_flags PROPERTIES TIMEOUT 60)
+
+# opencode, the real client, through a whole session against `anchorage serve` (its request
+# journal shows every follow-up resumed and every answer was exact).
+add_test(NAME opencode_e2e COMMAND ${CMAKE_CURRENT_LIST_DIR}/opencode_e2e_test.sh
+                                   $<TARGET_FILE:anchorage> ${ANCHORAGE_DATA_DIR}/qwen3
+                                   ${CMAKE_SOURCE_DIR}/.cache/node/opencode/node_modules)
+set_tests_properties(opencode_e2e PROPERTIES TIMEOUT 300)

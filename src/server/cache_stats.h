@@ -37,11 +37,12 @@ struct CacheSettings {
 
 // What the request path itself counts (EngineCaches' steps).
 struct ServedStats {
-  int64_t aligned_text = 0;      // served the rows' tokens by text alignment (rows policy)
-  int64_t aligned_replay = 0;    // served with hidden spans put back (rows policy)
-  int64_t rows_served = 0;       // requests whose served tokens differ from the client's
-  int64_t differing_tokens = 0;  // the served tokens of those that differ from the client's
-  int64_t memory_refusals = 0;   // prefills refused with 503
+  int64_t aligned_text = 0;       // served the rows' tokens by text alignment (rows policy)
+  int64_t aligned_replay = 0;     // served with hidden spans put back (rows policy)
+  int64_t rows_served = 0;        // requests whose served tokens differ from the client's
+  int64_t differing_tokens = 0;   // the served tokens of those that differ from the client's
+  int64_t memory_refusals = 0;    // prefills refused with 503
+  int64_t snapshots_skipped = 0;  // session snapshots not copied: the next turn went on in place
 
   template <class F>
   void visit(F&& f) const {
@@ -50,6 +51,7 @@ struct ServedStats {
     f("rows_served", rows_served, cache::StatKind::kCounter);
     f("differing_tokens", differing_tokens, cache::StatKind::kCounter);
     f("memory_refusals", memory_refusals, cache::StatKind::kCounter);
+    f("snapshots_skipped", snapshots_skipped, cache::StatKind::kCounter);
   }
 };
 

@@ -196,6 +196,7 @@ core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
   }
   if (!answer_from_responses(job, &start)) {
     const std::string session = session_tag(job.session.hash(), !job.session.empty());
+    settle_snapshot(start.served.tokens, session);
     auto plan = plan_with_room(start.served.tokens, session);
     if (!plan) {
       publish_stats();
@@ -238,11 +239,37 @@ void EngineCaches::end(const GenerationJob& job, const CacheStart& start,
   forwarded.insert(forwarded.end(), result.tokens.begin(),
                    result.tokens.begin() + result.decode_steps);
   if (int64_t(forwarded.size()) == engine_.length()) {
-    keep_snapshot(forwarded, session_tag(job.session.hash(), !job.session.empty()));
-    if (!resident_.guest_active()) keep_end(start, forwarded, hidden_sampled);
+    std::string session = session_tag(job.session.hash(), !job.session.empty());
+    if (resident_.guest_active()) {
+      keep_snapshot(forwarded, session);
+    } else {
+      keep_end(start, forwarded, hidden_sampled);
+      if (options_.store)
+        pending_snapshot_ = PendingSnapshot{std::move(forwarded), std::move(session)};
+    }
   }
   discard(resident_.finish_request(engine_), "resident finish");
   publish_stats();
+}
+
+// The previous turn's session snapshot was deferred (end): the engine still holds that state,
+// since nothing forwards between two requests. A request of the same session that starts with
+// every token of it goes on from the end anchor in place and will leave its own snapshot, so
+// the copy (the rows and sections of the whole conversation) is skipped; any other request
+// may overwrite those rows, so the snapshot is taken now, before the plan sees the store.
+void EngineCaches::settle_snapshot(std::span<const int32_t> served, const std::string& session) {
+  if (!pending_snapshot_) return;
+  PendingSnapshot p = std::move(*pending_snapshot_);
+  pending_snapshot_.reset();
+  const int64_t n = int64_t(p.tokens.size());
+  const bool goes_on = session == p.session && int64_t(served.size()) >= n &&
+                       std::equal(p.tokens.begin(), p.tokens.end(), served.begin()) &&
+                       resident_.end_anchor().position() == n;
+  if (goes_on) {
+    ++served_stats_.snapshots_skipped;
+    return;
+  }
+  if (engine_.length() == n) keep_snapshot(p.tokens, p.session);
 }
 
 void EngineCaches::keep_snapshot(const std::vector<int32_t>& forwarded,
@@ -300,6 +327,7 @@ CachePeek EngineCaches::peek(const std::vector<int32_t>& prompt, const std::stri
 }
 
 void EngineCaches::abandon() {
+  pending_snapshot_.reset();
   resident_.clear();
   regions_.clear();
   engine_.reset();
@@ -308,6 +336,7 @@ void EngineCaches::abandon() {
 
 void EngineCaches::clear() {
   discard(resident_.finish_request(engine_), "resident finish");
+  pending_snapshot_.reset();
   resident_.clear();
   store_.clear();
   responses_.clear();

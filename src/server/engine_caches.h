@@ -124,6 +124,7 @@ class EngineCaches {
   cache::ResumeOffer restore(std::span<const int32_t> served, const std::string& session,
                              int64_t max_tokens, cache::ResumeOffer chosen);
   void start_from(CacheStart* start) const;
+  void settle_snapshot(std::span<const int32_t> served, const std::string& session);
   // After the generation.
   void keep_snapshot(const std::vector<int32_t>& forwarded, const std::string& session);
   void keep_end(const CacheStart& start, const std::vector<int32_t>& forwarded,
@@ -141,7 +142,14 @@ class EngineCaches {
   // The generated regions of the rows in place (end alignment's "reasoning the client drops").
   std::vector<text::GeneratedRegion> regions_;
   std::vector<int32_t> rows_before_;  // the resident tokens when the request began
-  ServedStats served_stats_;          // counters of the steps above
+  // The last turn's session snapshot, not yet taken: the end anchor and the rows in place hold
+  // the same state, so it is copied into the store only when the next request leaves them.
+  struct PendingSnapshot {
+    std::vector<int32_t> tokens;
+    std::string session;
+  };
+  std::optional<PendingSnapshot> pending_snapshot_;
+  ServedStats served_stats_;  // counters of the steps above
   mutable std::mutex stats_mu_;
   CacheStats stats_;
 };

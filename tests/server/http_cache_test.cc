@@ -217,6 +217,56 @@ TEST(HttpCache, TheExactPolicyAnswersAsANoCacheServerAndTheRowsPolicySaysWhenItD
       resumed, int(cold.size()), served_rows, rows_differ);
 }
 
+// Issue 12 §5: the end anchor and the rows in place hold what the per-turn session snapshot
+// would copy, so the snapshot waits until another conversation takes the rows. Park and pin
+// are off so that the store is what brings conversation 1 back.
+TEST(HttpCache, TheSessionSnapshotIsTakenOnlyWhenAnotherConversationTakesTheRows) {
+  ServerOptions o = cache_options(true);
+  o.cache.resident.park_bytes = 0;
+  o.cache.resident.pin_bytes = 0;
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  auto stats = [&h] {
+    auto s = h.client().Get("/v1/cache/stats");
+    return s ? parse_json(s->body) : Json();
+  };
+  const std::vector<Turn> a = play(h, 3);
+  ASSERT_EQ(a.size(), 3u);
+  Json st = stats();
+  EXPECT_EQ(st["served"]["snapshots_skipped"], 2);  // turns 2 and 3 went on from the end
+  EXPECT_EQ(st["store"]["session_puts"], 0);
+
+  // Another conversation, long enough not to be a guest, takes the rows.
+  Json other = turn_body(Json::array({Json{{"role", "system"}, {"content", filler(700, 5)}},
+                                      Json{{"role", "user"}, {"content", filler(30, 6)}}}));
+  other["prompt_cache_key"] = "conversation-2";
+  auto r = h.post("/v1/chat/completions", other.dump());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  st = stats();
+  EXPECT_EQ(st["store"]["session_puts"], 1);  // conversation 1's, before its rows went
+  EXPECT_EQ(st["served"]["snapshots_skipped"], 2);
+
+  // Conversation 1 goes on from the store's snapshot and answers as a cold server does.
+  Json messages = a[2].body["messages"];
+  messages.push_back(Json{{"role", "assistant"}, {"content", a[2].answer["message"]["content"]}});
+  messages.push_back(Json{{"role", "user"}, {"content", filler(50, 8)}});
+  const Json next = turn_body(messages);
+  auto on = h.post("/v1/chat/completions", next.dump());
+  ASSERT_TRUE(on);
+  ASSERT_EQ(on->status, 200) << on->body;
+  const Json u = parse_json(on->body)["usage"];
+  EXPECT_EQ(u["anchorage"]["cache"]["source"], "store");
+  EXPECT_GE(u["prompt_tokens_details"]["cached_tokens"].get<int64_t>(),
+            a[2].usage["prompt_tokens"].get<int64_t>());
+  ServerHarness cold(cache_options(false));
+  ASSERT_TRUE(cold.ok());
+  auto off = cold.post("/v1/chat/completions", next.dump());
+  ASSERT_TRUE(off);
+  ASSERT_EQ(off->status, 200) << off->body;
+  EXPECT_EQ(parse_json(on->body)["choices"][0].dump(), parse_json(off->body)["choices"][0].dump());
+}
+
 TEST(HttpCache, PeekPredictsTheNextTurnAndStatsCountIt) {
   ServerHarness h(cache_options(true));
   ASSERT_TRUE(h.ok());

@@ -53,6 +53,7 @@ struct ServeArgs {
   bool no_cache = false;
   std::string journal;
   double journal_mb = double(server::JournalOptions{}.max_bytes) / double(1 << 20);
+  std::string log_level = "info";
   std::string resume_policy{server::resume_policy_name(server::CacheOptions{}.resume_policy)};
   bool end_anchor = kResident.end_anchor;
   bool branch_anchors = kResident.branch_anchors;
@@ -95,6 +96,8 @@ FlagSet make_flags(ServeArgs* a) {
   f.add_string("journal", &a->journal,
                "append one JSON line per request to this file (counts, no text; empty: none)");
   f.add_double("journal-mb", &a->journal_mb, "MiB of the journal before it rotates to FILE.1");
+  f.add_string("log-level", &a->log_level,
+               "debug|info|warn|error (debug adds the caches' per-request steps)");
   f.add_string("resume-policy", &a->resume_policy,
                "exact: read the client's own tokens (answers equal --no-cache's); rows: serve "
                "the rows' tokens where the client's text matches them (fewer re-reads)");
@@ -255,6 +258,11 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
   o->journal.path = a.journal;
   if (!(a.journal_mb > 0.0) || a.journal_mb > 1e6) return "--journal-mb must be in (0, 1e6]";
   o->journal.max_bytes = int64_t(a.journal_mb * double(1 << 20));
+  if (auto level = core::parse_log_level(a.log_level)) {
+    core::set_log_level(*level);
+  } else {
+    return "--log-level must be debug, info, warn or error";
+  }
   return check_cache_args(a, &o->cache);
 }
 

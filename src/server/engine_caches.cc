@@ -11,11 +11,6 @@
 namespace anchorage::server {
 namespace {
 
-// A cache step whose failure loses only what it would have kept: logged, never fatal.
-void discard(const core::Status& s, const char* what) {
-  if (!s.is_ok()) ANCHORAGE_LOG_WARN("cache: %s failed (%s)", what, s.message().c_str());
-}
-
 int64_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
   const size_t n = std::min(a.size(), b.size());
   size_t i = 0;
@@ -147,7 +142,8 @@ cache::ResumeOffer EngineCaches::restore(std::span<const int32_t> served,
     ANCHORAGE_LOG_WARN("cache: resident begin refused its offer (%s); starting cold",
                        s.message().c_str());
     chosen = cache::ResumeOffer{};
-    discard(resident_.begin(engine_, served, session, max_tokens, chosen), "resident cold begin");
+    core::ignore_status(resident_.begin(engine_, served, session, max_tokens, chosen),
+                        "cache: resident cold begin");
   }
   switch (chosen.source) {
     case cache::ResumeSource::kStore:
@@ -209,6 +205,11 @@ core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
     }
   }
   start_from(&start);
+  const std::string_view source = cache::name(start.split.source);
+  ANCHORAGE_LOG_DEBUG("cache: begin %lld tokens, %.*s at %lld (%s), rows held %zu",
+                      (long long)start.split.prompt_tokens, int(source.size()), source.data(),
+                      (long long)start.split.cached, start.split.exact ? "exact" : "not exact",
+                      resident_.tokens().size());
   publish_stats();
   return start;
 }
@@ -248,7 +249,7 @@ void EngineCaches::end(const GenerationJob& job, const CacheStart& start,
         pending_snapshot_ = PendingSnapshot{std::move(forwarded), std::move(session)};
     }
   }
-  discard(resident_.finish_request(engine_), "resident finish");
+  core::ignore_status(resident_.finish_request(engine_), "cache: resident finish");
   publish_stats();
 }
 
@@ -265,6 +266,8 @@ void EngineCaches::settle_snapshot(std::span<const int32_t> served, const std::s
   const bool goes_on = session == p.session && int64_t(served.size()) >= n &&
                        std::equal(p.tokens.begin(), p.tokens.end(), served.begin()) &&
                        resident_.end_anchor().position() == n;
+  ANCHORAGE_LOG_DEBUG("cache: session snapshot of %lld tokens %s", (long long)n,
+                      goes_on ? "skipped (the turn goes on in place)" : "taken (the rows go)");
   if (goes_on) {
     ++served_stats_.snapshots_skipped;
     return;
@@ -335,7 +338,7 @@ void EngineCaches::abandon() {
 }
 
 void EngineCaches::clear() {
-  discard(resident_.finish_request(engine_), "resident finish");
+  core::ignore_status(resident_.finish_request(engine_), "cache: resident finish");
   pending_snapshot_.reset();
   resident_.clear();
   store_.clear();

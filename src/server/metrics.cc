@@ -4,6 +4,8 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "core/status.h"
+
 namespace anchorage::server {
 namespace {
 
@@ -120,6 +122,9 @@ std::string Metrics::render(const QueueGauges& queue) const {
   append(&out, "anchorage_queue_capacity %zu\n", queue.capacity);
   header(&out, "anchorage_engine_busy", "gauge", "1 while a request runs on the engine.");
   append(&out, "anchorage_engine_busy %d\n", queue.running ? 1 : 0);
+  header(&out, "anchorage_ignored_errors_total", "counter",
+         "Failed steps the server went on without (a cache put or restore; logged).");
+  append(&out, "anchorage_ignored_errors_total %lld\n", (long long)core::ignored_status_count());
   return out;
 }
 

@@ -25,9 +25,10 @@ class Reader {
 
   Status need(uint64_t bytes, const std::string& what) const {
     if (bytes > left()) {
-      return Status::corruption("gguf: truncated: " + what + " at byte " + std::to_string(pos_) +
-                                " needs " + std::to_string(bytes) + " bytes, " +
-                                std::to_string(left()) + " left");
+      return Status::corruption(core::Reason::kShortRead, "gguf: truncated: " + what + " at byte " +
+                                                              std::to_string(pos_) + " needs " +
+                                                              std::to_string(bytes) + " bytes, " +
+                                                              std::to_string(left()) + " left");
     }
     return Status::ok();
   }
@@ -44,8 +45,9 @@ class Reader {
     uint64_t len = 0;
     if (Status st = u64(&len, what + " length"); !st.is_ok()) return st;
     if (len > kMaxStringBytes) {
-      return Status::corruption("gguf: " + what + ": string length " + std::to_string(len) +
-                                " is out of range");
+      return Status::corruption(
+          core::Reason::kLengthRange,
+          "gguf: " + what + ": string length " + std::to_string(len) + " is out of range");
     }
     if (Status st = need(len, what); !st.is_ok()) return st;
     s->assign(reinterpret_cast<const char*>(p_ + pos_), size_t(len));
@@ -67,8 +69,9 @@ Status read_value(Reader* r, GgufType type, const std::string& what, int depth, 
 
 Status read_array(Reader* r, const std::string& what, int depth, GgufValue* v) {
   if (depth >= kMaxArrayDepth) {
-    return Status::corruption("gguf: " + what + ": arrays nested deeper than " +
-                              std::to_string(kMaxArrayDepth));
+    return Status::corruption(
+        core::Reason::kLengthRange,
+        "gguf: " + what + ": arrays nested deeper than " + std::to_string(kMaxArrayDepth));
   }
   uint32_t elem = 0;
   if (Status s = r->u32(&elem, what + " element type"); !s.is_ok()) return s;
@@ -85,9 +88,10 @@ Status read_array(Reader* r, const std::string& what, int depth, GgufValue* v) {
   // Strings take at least their 8-byte length, arrays their 12-byte header.
   const uint64_t min_bytes = size > 0 ? uint64_t(size) : v->elem == GgufType::kString ? 8 : 12;
   if (count > r->left() / min_bytes) {
-    return Status::corruption("gguf: truncated: " + what + " claims " + std::to_string(count) +
-                              " elements, more than the " + std::to_string(r->left()) +
-                              " bytes left can hold");
+    return Status::corruption(core::Reason::kShortRead,
+                              "gguf: truncated: " + what + " claims " + std::to_string(count) +
+                                  " elements, more than the " + std::to_string(r->left()) +
+                                  " bytes left can hold");
   }
   if (size > 0) {
     v->raw.resize(size_t(count * uint64_t(size)));
@@ -182,23 +186,27 @@ Result<GgufFile> GgufFile::parse(std::shared_ptr<const MappedFile> file) {
   Reader r(g.file_->data(), g.file_->size());
   uint32_t magic = 0;
   if (Status s = r.u32(&magic, "magic"); !s.is_ok()) return s;
-  if (magic != kGgufMagic) return Status::corruption("gguf: bad magic (not a GGUF file)");
+  if (magic != kGgufMagic)
+    return Status::corruption(core::Reason::kBadMagic, "gguf: bad magic (not a GGUF file)");
   if (Status s = r.u32(&g.version_, "version"); !s.is_ok()) return s;
   if (g.version_ != 2 && g.version_ != 3) {
-    return Status::unsupported("gguf: version " + std::to_string(g.version_) +
-                               " (2 and 3 are supported)");
+    return Status::unsupported(
+        core::Reason::kBadVersion,
+        "gguf: version " + std::to_string(g.version_) + " (2 and 3 are supported)");
   }
   uint64_t n_tensors = 0, n_kv = 0;
   if (Status s = r.u64(&n_tensors, "tensor count"); !s.is_ok()) return s;
   if (Status s = r.u64(&n_kv, "metadata count"); !s.is_ok()) return s;
   // A key-value pair takes at least 12 bytes (key length, value type), a tensor info 24.
   if (n_kv > r.left() / 12) {
-    return Status::corruption("gguf: truncated: metadata count " + std::to_string(n_kv) +
-                              " exceeds what the file can hold");
+    return Status::corruption(core::Reason::kShortRead, "gguf: truncated: metadata count " +
+                                                            std::to_string(n_kv) +
+                                                            " exceeds what the file can hold");
   }
   if (n_tensors > r.left() / 24) {
-    return Status::corruption("gguf: truncated: tensor count " + std::to_string(n_tensors) +
-                              " exceeds what the file can hold");
+    return Status::corruption(core::Reason::kShortRead, "gguf: truncated: tensor count " +
+                                                            std::to_string(n_tensors) +
+                                                            " exceeds what the file can hold");
   }
   g.kv_.reserve(size_t(n_kv));
   for (uint64_t i = 0; i < n_kv; ++i) {
@@ -236,9 +244,10 @@ Result<GgufFile> GgufFile::parse(std::shared_ptr<const MappedFile> file) {
   g.data_offset_ = (uint64_t(r.pos()) + al - 1) / al * al;
   const uint64_t size = g.file_->size();
   if (n_tensors > 0 && g.data_offset_ > size) {
-    return Status::corruption("gguf: truncated: the data section would start at byte " +
-                              std::to_string(g.data_offset_) + ", past the end (" +
-                              std::to_string(size) + " bytes)");
+    return Status::corruption(core::Reason::kShortRead,
+                              "gguf: truncated: the data section would start at byte " +
+                                  std::to_string(g.data_offset_) + ", past the end (" +
+                                  std::to_string(size) + " bytes)");
   }
   const uint64_t data_size = n_tensors > 0 ? size - g.data_offset_ : 0;
   for (GgufTensorInfo& t : g.tensors_) {
@@ -248,9 +257,10 @@ Result<GgufFile> GgufFile::parse(std::shared_ptr<const MappedFile> file) {
                                 std::to_string(al));
     }
     if (t.offset > data_size || uint64_t(t.n_bytes) > data_size - t.offset) {
-      return Status::corruption("gguf: tensor '" + t.name + "' (" + std::to_string(t.n_bytes) +
-                                " bytes at data offset " + std::to_string(t.offset) +
-                                ") extends past the end of the file");
+      return Status::corruption(core::Reason::kShortRead,
+                                "gguf: tensor '" + t.name + "' (" + std::to_string(t.n_bytes) +
+                                    " bytes at data offset " + std::to_string(t.offset) +
+                                    ") extends past the end of the file");
     }
     t.data = g.file_->data() + g.data_offset_ + t.offset;
   }
@@ -261,10 +271,7 @@ Result<GgufFile> GgufFile::open(const std::string& path) {
   auto f = MappedFile::open(path);
   if (!f) return f.error();
   auto g = parse(std::move(f.value()));
-  if (!g)
-    return Status(g.error().code() == core::StatusCode::kUnsupported
-                      ? Status::unsupported(path + ": " + g.error().message())
-                      : Status::corruption(path + ": " + g.error().message()));
+  if (!g) return g.error().with_prefix(path + ": ");
   return g;
 }
 

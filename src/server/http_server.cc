@@ -2,6 +2,10 @@
 
 #include <httplib.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include <atomic>
 #include <chrono>
@@ -79,6 +83,7 @@ struct HttpServer::Impl {
   httplib::Server http;
   std::function<void()> drain_hook;
   int bound_port = 0;
+  int listen_fd = -1;  // the listening socket, kept to raise httplib's fixed backlog
   std::once_flag shutdown_once;
   // serve() and shutdown() meet here: httplib's stop() does nothing before its listen loop
   // runs, so a shutdown that races a starting serve() waits for the loop.
@@ -94,6 +99,14 @@ void HttpServer::Impl::install() {
       options.http_threads > 0 ? options.http_threads : int(options.queue_capacity) + 8;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
   http.set_payload_max_length(options.max_body_bytes);
+  // httplib's default options set SO_REUSEPORT, so a second server on the same port binds too
+  // and the kernel splits connections between the two (mixing caches and even models). Only
+  // SO_REUSEADDR (a restart may rebind over TIME_WAIT connections); a second bind then fails.
+  http.set_socket_options([this](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    listen_fd = sock;  // httplib tries addresses in turn: the last one tried is the one bound
+  });
   // Each request is counted when its handler returns, before httplib writes the response, so
   // a client that reads /metrics right after its own response sees it counted.
   using RouteFn = void (*)(Service&, const httplib::Request&, httplib::Response&);
@@ -162,14 +175,25 @@ core::Status HttpServer::bind() {
   ::signal(SIGPIPE, SIG_IGN);
   if (!impl_->journal_error.is_ok()) return impl_->journal_error;
   const ServerOptions& o = impl_->options;
+  errno = 0;
   if (o.port == 0) {
     impl_->bound_port = impl_->http.bind_to_any_port(o.host);
   } else if (impl_->http.bind_to_port(o.host, o.port)) {
     impl_->bound_port = o.port;
   }
   if (impl_->bound_port <= 0) {
-    return core::Status::io_error("cannot listen on " + o.host + ":" + std::to_string(o.port));
+    const int err = errno;
+    std::string why = err == EADDRINUSE ? ": the port is in use (another server is on it?)"
+                      : err != 0        ? std::string(": ") + std::strerror(err)
+                                        : "";
+    return core::Status::io_error("cannot listen on " + o.host + ":" + std::to_string(o.port) +
+                                  why);
   }
+  // httplib listens with a fixed backlog of 5, below the queue capacity: a burst of clients the
+  // queue would take is refused by the kernel first. listen() again on a listening socket only
+  // resizes its backlog (Linux).
+  const int backlog = std::max(SOMAXCONN, int(o.queue_capacity) + 16);
+  if (impl_->listen_fd >= 0) ::listen(impl_->listen_fd, backlog);
   return core::Status::ok();
 }
 

@@ -80,4 +80,12 @@ code="$(curl -s -o /dev/null -w '%{http_code}' -X POST -d '' "$url/v1/cache/clea
 [ "$code" = 401 ] || fail "a clear without the admin token answered $code"
 code="$(curl -s -o /dev/null -w '%{http_code}' -X POST -d '' -H 'Authorization: Bearer sesame' "$url/v1/cache/clear")"
 [ "$code" = 200 ] || fail "a clear with the admin token answered $code"
-echo "serve_flags: 2 passed, 0 failed"
+# One server per port: a second serve on the live one's port fails (exit 1, says why) instead
+# of sharing the port through SO_REUSEPORT.
+port="${url##*:}"
+err="$("$bin" serve --preset tiny --port "$port" --ctx 2048 --threads 1 --tokenizer-dir "$tokdir" \
+  --no-cache 2>&1 >/dev/null)"
+rc=$?
+[ $rc -eq 1 ] || fail "a second server on port $port exited $rc"
+grep -q "in use" <<<"$err" || fail "a second server on port $port did not say the port is in use: $err"
+echo "serve_flags: 3 passed, 0 failed"

@@ -119,6 +119,7 @@ void EngineQueue::loop() noexcept {
       waiting_.pop_front();
       running_ = true;
     }
+    item.stream->start();
     JobOutcome out = run(item);
     if (metrics_ != nullptr) metrics_->observe_job(out);
     log_outcome(item.job, out);

@@ -119,6 +119,18 @@ void answer_error(const Service& svc, httplib::Response& res, const ApiError& er
 
 void answer_streamed(Service& svc, httplib::Response& res, std::shared_ptr<TokenStream> stream,
                      AnswerPlan plan) {
+  // Headers wait while the job is queued: a job the queue drops at shutdown then gets its 503
+  // (as docs/http-api.md says) instead of 200 and an error event. Once the engine takes it,
+  // headers and the role chunk go out at once, before the prefill ends.
+  while (!stream->wait_taken(std::chrono::milliseconds(svc.options.sse_ping_ms))) {
+  }
+  JobOutcome refused;
+  if (stream->ended_untaken(&refused)) {
+    if (auto error = outcome_error(refused)) {
+      svc.responses.end();
+      return answer_error(svc, res, *error);
+    }
+  }
   auto answer = std::make_shared<SseAnswer>(svc, std::move(stream), std::move(plan));
   res.status = 200;
   res.set_header("Cache-Control", "no-cache");

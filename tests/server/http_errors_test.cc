@@ -159,5 +159,37 @@ TEST(HttpErrors, ShutdownFinishesTheRunningRequest) {
             "data: [DONE]\n\n");
 }
 
+// A streamed request still waiting in the queue at shutdown gets a 503 status (its headers
+// wait until the engine takes the job), not 200 and then an error event.
+TEST(HttpErrors, QueuedStreamGets503OnShutdown) {
+  ServerOptions o;
+  o.queue_capacity = 2;
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  Json running = chat_body("run", 150);
+  running["stream"] = true;
+  std::atomic<bool> running_done{false};
+  std::thread t1([&] {
+    h.post_streamed("/v1/chat/completions", running.dump());
+    running_done = true;
+  });
+  while (!h.server().test_queue().running() && !running_done) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  h.server().test_queue().test_hold(true);  // keep the next one waiting
+  Json queued = chat_body("queued", 5);
+  queued["stream"] = true;
+  ServerHarness::Streamed waiting;
+  std::thread t2([&] { waiting = h.post_streamed("/v1/chat/completions", queued.dump()); });
+  while (h.server().test_queue().depth() < 1)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::thread stopper([&] { h.stop(); });
+  t2.join();
+  EXPECT_EQ(waiting.status, 503) << waiting.body;
+  EXPECT_EQ(waiting.body.find("data:"), std::string::npos) << waiting.body;
+  t1.join();
+  stopper.join();
+}
+
 }  // namespace
 }  // namespace anchorage::server::testing

@@ -116,6 +116,45 @@ void HttpServer::Impl::install() {
       svc.metrics.count_request(label, r.status == -1 ? 200 : r.status);  // -1: httplib's 200
     };
   };
+  // Before httplib reads a body (pre-routing runs first): a Content-Length that is not a
+  // non-negative integer gets an immediate 400 (httplib would read toward a huge length and
+  // answer 413 after its read timeout), and a POST that gives no length at all (curl -X POST
+  // without -d) has, per HTTP/1.1, an empty body, which httplib refuses: run its route here
+  // with the empty body instead.
+  struct PostRoute {
+    const char* path;
+    RouteFn fn;
+  };
+  static constexpr PostRoute kBodylessPosts[] = {
+      {"/v1/chat/completions", handle_chat_completions},
+      {"/v1/completions", handle_completions},
+      {"/v1/cache/clear", handle_cache_clear},
+      {"/v1/cache/peek", handle_cache_peek},
+  };
+  http.set_pre_routing_handler([&svc, route](const httplib::Request& q, httplib::Response& r) {
+    using httplib::Server;
+    if (q.has_header("Content-Length")) {
+      const std::string v = q.get_header_value("Content-Length");
+      const bool digits =
+          !v.empty() && v.size() <= 19 && v.find_first_not_of("0123456789") == std::string::npos;
+      if (digits) return Server::HandlerResponse::Unhandled;
+      svc.metrics.count_request(route_label(q), 400);
+      r.set_header("Connection", "close");  // the body's end is unknown: no next request
+      ApiError e = field_error("Content-Length", "must be a non-negative integer");
+      answer_error(svc, r, e);
+      return Server::HandlerResponse::Handled;
+    }
+    if (q.method != "POST" || q.has_header("Transfer-Encoding")) {
+      return Server::HandlerResponse::Unhandled;
+    }
+    for (const PostRoute& p : kBodylessPosts) {
+      if (q.path == p.path) {
+        route(p.path, p.fn)(q, r);
+        return Server::HandlerResponse::Handled;
+      }
+    }
+    return Server::HandlerResponse::Unhandled;
+  });
   http.Post("/v1/chat/completions", route("/v1/chat/completions", handle_chat_completions));
   http.Post("/v1/completions", route("/v1/completions", handle_completions));
   http.Get("/v1/models", route("/v1/models", handle_models));

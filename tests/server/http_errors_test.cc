@@ -191,5 +191,33 @@ TEST(HttpErrors, QueuedStreamGets503OnShutdown) {
   stopper.join();
 }
 
+// A Content-Length that is not a non-negative integer is an immediate 400 naming it (httplib
+// alone read toward the length and answered 413 after its read timeout).
+TEST(HttpErrors, NegativeContentLengthIs400) {
+  ServerHarness h;
+  ASSERT_TRUE(h.ok());
+  for (const char* len : {"-1", "12x", "+5"}) {
+    const std::string reply = h.raw_exchange(
+        std::string("POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nContent-Length: ") + len +
+        "\r\nContent-Type: application/json\r\n\r\n{}");
+    EXPECT_EQ(reply.rfind("HTTP/1.1 400", 0), 0u) << len << ": " << reply.substr(0, 80);
+    EXPECT_NE(reply.find("\"param\":\"Content-Length\""), std::string::npos) << reply;
+  }
+}
+
+// A POST with no body and no Content-Length (curl -X POST without -d) reaches its route with
+// an empty body: the cache clear works, a chat says what its body lacks.
+TEST(HttpErrors, PostWithoutContentLengthReachesTheRoute) {
+  ServerHarness h;
+  ASSERT_TRUE(h.ok());
+  std::string reply =
+      h.raw_exchange("POST /v1/cache/clear HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(reply.rfind("HTTP/1.1 200", 0), 0u) << reply.substr(0, 200);
+  reply =
+      h.raw_exchange("POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(reply.rfind("HTTP/1.1 400", 0), 0u) << reply.substr(0, 200);
+  EXPECT_EQ(reply.find("Content-Length\",\"code"), std::string::npos) << reply;
+}
+
 }  // namespace
 }  // namespace anchorage::server::testing

@@ -72,10 +72,10 @@ want = [
 bad = [w for w in want if w[0] != w[1]]
 sys.exit(1 if bad else 0)
 PY
-# A POST with no Content-Length at all (curl -X POST without -d): httplib refuses it; the
-# error says what is missing.
-body="$(curl -s -X POST "$url/v1/cache/clear")"
-grep -q '"param":"Content-Length"' <<<"$body" || fail "a POST without Content-Length: $body"
+# A POST with no Content-Length at all (curl -X POST without -d) reaches the route with an
+# empty body.
+code="$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer sesame' "$url/v1/cache/clear")"
+[ "$code" = 200 ] || fail "curl -X POST (no body) on /v1/cache/clear answered $code"
 code="$(curl -s -o /dev/null -w '%{http_code}' -X POST -d '' "$url/v1/cache/clear")"
 [ "$code" = 401 ] || fail "a clear without the admin token answered $code"
 code="$(curl -s -o /dev/null -w '%{http_code}' -X POST -d '' -H 'Authorization: Bearer sesame' "$url/v1/cache/clear")"

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <ctime>
 #include <mutex>
 #include <random>
@@ -259,7 +260,30 @@ void HttpServer::shutdown() {
                        s.queue.running() ? "finishing the running one" : "the engine is idle");
     s.service.shutting_down = true;
     s.queue.close();
+    // The running generation may finish until the drain deadline; then it is cut and its
+    // client gets a shutting_down error, so SIGTERM is bounded.
+    std::mutex drain_mu;
+    std::condition_variable drain_cv;
+    bool drained = false;
+    std::thread cutter;
+    if (s.options.drain_s > 0) {
+      cutter = std::thread([&] {
+        std::unique_lock<std::mutex> lock(drain_mu);
+        if (!drain_cv.wait_for(lock, std::chrono::seconds(s.options.drain_s),
+                               [&] { return drained; })) {
+          ANCHORAGE_LOG_INFO("shutdown: drain deadline (%d s) passed: cutting the running request",
+                             s.options.drain_s);
+          s.queue.cut_running();
+        }
+      });
+    }
     s.responses.wait_idle();
+    {
+      std::lock_guard<std::mutex> lock(drain_mu);
+      drained = true;
+    }
+    drain_cv.notify_all();
+    if (cutter.joinable()) cutter.join();
     s.queue.join();
     if (s.drain_hook) s.drain_hook();
     bool entered = false;

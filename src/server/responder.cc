@@ -14,7 +14,9 @@ namespace {
 constexpr std::string_view kJsonType = "application/json";
 
 // The error a job that did not finish normally reports, or nullopt.
-std::optional<ApiError> outcome_error(const JobOutcome& o) {
+std::optional<ApiError> outcome_error(const JobOutcome& o, const TokenStream& stream) {
+  // A generation cut by the shutdown's drain deadline (--drain-s) tells its client so.
+  if (o.end == JobEnd::kCancelled && stream.was_cut()) return shutting_down_error();
   if (o.end == JobEnd::kFailed && o.status.code() == core::StatusCode::kResourceExhausted)
     return memory_full_error();
   if (o.end == JobEnd::kFailed) return internal_error("the generation failed");
@@ -79,7 +81,7 @@ class SseAnswer {
   }
 
   bool finish(httplib::DataSink& sink, const JobOutcome& outcome) {
-    if (auto error = outcome_error(outcome)) {
+    if (auto error = outcome_error(outcome, *stream_)) {
       // Headers are out: OpenAI's way is an error object as a data event.
       if (!write(sink, sse_event(render_error_body(*error)))) return false;
     } else if (outcome.end != JobEnd::kCancelled) {
@@ -126,7 +128,7 @@ void answer_streamed(Service& svc, httplib::Response& res, std::shared_ptr<Token
   }
   JobOutcome refused;
   if (stream->ended_untaken(&refused)) {
-    if (auto error = outcome_error(refused)) {
+    if (auto error = outcome_error(refused, *stream)) {
       svc.responses.end();
       return answer_error(svc, res, *error);
     }
@@ -168,7 +170,7 @@ class WholeAnswer {
 
   // The whole response once the job ended: status and body.
   void render(httplib::Response& res) {
-    if (auto error = outcome_error(outcome_)) return answer_error(svc_, res, *error);
+    if (auto error = outcome_error(outcome_, *stream_)) return answer_error(svc_, res, *error);
     res.status = 200;
     res.set_content(body(), std::string(kJsonType));
   }
@@ -179,8 +181,9 @@ class WholeAnswer {
       stream_->cancel();
       return false;
     }
-    const std::string text =
-        outcome_error(outcome_) ? render_error_body(*outcome_error(outcome_)) : body();
+    const std::string text = outcome_error(outcome_, *stream_)
+                                 ? render_error_body(*outcome_error(outcome_, *stream_))
+                                 : body();
     if (!sink.write(text.data(), text.size())) return false;
     sink.done();
     return true;

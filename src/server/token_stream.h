@@ -28,6 +28,13 @@ class TokenStream {
 
   // --- HTTP thread ---
   void cancel() { cancelled_.store(true, std::memory_order_release); }
+  // --- shutdown ---
+  // Cancels the job because the drain deadline passed: its answer then says so.
+  void cut() {
+    cut_.store(true, std::memory_order_release);
+    cancel();
+  }
+  bool was_cut() const { return cut_.load(std::memory_order_acquire); }
   // Waits up to `timeout` for events or the outcome. Moves the events that arrived into
   // *events (appending) and returns true once the outcome is in *outcome (after the last
   // event); false on a timeout or with only events.
@@ -48,6 +55,7 @@ class TokenStream {
   bool started_ = false;
   JobOutcome outcome_;
   std::atomic<bool> cancelled_{false};
+  std::atomic<bool> cut_{false};
 };
 
 }  // namespace anchorage::server

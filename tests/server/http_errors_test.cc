@@ -219,5 +219,32 @@ TEST(HttpErrors, PostWithoutContentLengthReachesTheRoute) {
   EXPECT_EQ(reply.find("Content-Length\",\"code"), std::string::npos) << reply;
 }
 
+// --drain-s bounds a shutdown: a generation still running at the deadline is cut, and its
+// stream ends with a shutting_down error event (not a silent stop, nor an unbounded wait).
+TEST(HttpErrors, DrainDeadlineCutsTheRunningGeneration) {
+  ServerOptions o;
+  o.drain_s = 1;
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  Json running = chat_body("run", kTestCapacity - 64);
+  running["stream"] = true;
+  running["ignore_eos"] = true;
+  std::atomic<bool> running_done{false};
+  std::atomic<bool> got_tokens{false};
+  std::string body;
+  std::thread t1([&] {
+    body = h.post_streamed("/v1/chat/completions", running.dump(), [&](const std::string& so_far) {
+              if (so_far.size() > 2000) got_tokens = true;
+              return true;
+            }).body;
+    running_done = true;
+  });
+  while (!got_tokens && !running_done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_FALSE(running_done.load()) << "the generation ended before the shutdown";
+  h.stop();  // returns once the cut generation's stream ended
+  t1.join();
+  EXPECT_NE(body.find("shutting_down"), std::string::npos) << body.substr(body.size() - 300);
+}
+
 }  // namespace
 }  // namespace anchorage::server::testing

@@ -10,7 +10,7 @@ fail() { echo "FAIL: $*"; [ -n "${log:-}" ] && cat "$log"; exit 1; }
 
 help="$("$bin" serve --help)" || fail "--help exited $?"
 for flag in host port preset seed weight-dtype kv-dtype ctx threads queue max-body-bytes \
-            max-tokens http-threads tokenizer-dir model-name reasoning-budget admin-token \
+            max-tokens http-threads drain-s tokenizer-dir model-name reasoning-budget admin-token \
             anchor-spacing resident-gb resident-guest-max resident-stash-gb resident-pin-gb \
             resident-park-gb cache-gb store-entry-gb prefix-chunk response-cache-mb \
             mem-ceiling-gib mem-peak-gib reserve-slack-gib; do

@@ -150,9 +150,15 @@ int usage_error(const std::string& msg) {
 void print_help(const FlagSet& flags) {
   std::printf(
       "usage: anchorage serve [flags]\n"
-      "Serves the OpenAI API (/v1/chat/completions, /v1/completions, /v1/models, /health,\n"
-      "/metrics) on a qwen35 model: a GGUF file (--model) or random weights from a preset.\n"
-      "docs/http-api.md describes it.\n\n"
+      "Serves the OpenAI API on a qwen35 model: a GGUF file (--model) or random weights from\n"
+      "a preset. docs/http-api.md describes it.\n\n"
+      "routes:\n"
+      "  POST /v1/chat/completions   chat, whole or streamed (SSE)\n"
+      "  POST /v1/completions        text completion (text or token ids)\n"
+      "  GET  /v1/models, /v1/models/{id}\n"
+      "  GET  /health                200 ok, 503 while shutting down\n"
+      "  GET  /metrics               Prometheus text\n"
+      "  GET  /v1/cache/stats, POST /v1/cache/peek, POST /v1/cache/clear (--admin-token)\n\n"
       "Every flag can also be set by the environment: ANCHORAGE_ + its name in upper case\n"
       "with '_' for '-' (ANCHORAGE_PORT=9000); the command line wins.\n\nflags:\n");
   flags.print_help(stdout);

@@ -20,6 +20,10 @@ for switch in no-cache end-anchor end-align no-store response-cache; do
   grep -qE -- "--$switch .*\(default: (on|off)\)" <<<"$help" || fail "--help does not list --$switch"
 done
 grep -q "ANCHORAGE_" <<<"$help" || fail "--help does not mention the environment variables"
+for route in "POST /v1/chat/completions" "POST /v1/completions" "GET  /v1/models" "GET  /health" \
+             "GET  /metrics" "/v1/cache/stats" "/v1/cache/peek" "/v1/cache/clear"; do
+  grep -qF -- "$route" <<<"$help" || fail "--help does not list the route $route"
+done
 
 "$bin" serve --queue 0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--queue 0 is not a usage error"
 "$bin" serve --no-such-flag >/dev/null 2>&1; [ $? -eq 2 ] || fail "an unknown flag is not a usage error"

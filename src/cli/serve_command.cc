@@ -44,6 +44,7 @@ struct ServeArgs {
   int64_t max_body_bytes = int64_t(16) << 20;
   int64_t max_tokens = 4096;
   int64_t http_threads = 0;
+  int64_t drain_s = 30;
   std::string tokenizer_dir = ANCHORAGE_DEFAULT_TOKENIZER_DIR;
   std::string model_name;
   int64_t reasoning_budget = -1;
@@ -86,6 +87,9 @@ FlagSet make_flags(ServeArgs* a) {
   f.add_int("max-body-bytes", &a->max_body_bytes, "largest request body (413 above)");
   f.add_int("max-tokens", &a->max_tokens, "max_tokens of a request that names none");
   f.add_int("http-threads", &a->http_threads, "HTTP worker threads (0 = queue + 8)");
+  f.add_int(
+      "drain-s", &a->drain_s,
+      "on SIGTERM, seconds the running generation may finish before it is cut (0 = no bound)");
   f.add_string("tokenizer-dir", &a->tokenizer_dir, "directory holding the tokenizer.json");
   f.add_string("model-name", &a->model_name, "model id served (none: anchorage-<preset>)");
   f.add_int("reasoning-budget", &a->reasoning_budget,
@@ -149,9 +153,15 @@ int usage_error(const std::string& msg) {
 void print_help(const FlagSet& flags) {
   std::printf(
       "usage: anchorage serve [flags]\n"
-      "Serves the OpenAI API (/v1/chat/completions, /v1/completions, /v1/models, /health,\n"
-      "/metrics) on a qwen35 model: a GGUF file (--model) or random weights from a preset.\n"
-      "docs/http-api.md describes it.\n\n"
+      "Serves the OpenAI API on a qwen35 model: a GGUF file (--model) or random weights from\n"
+      "a preset. docs/http-api.md describes it.\n\n"
+      "routes:\n"
+      "  POST /v1/chat/completions   chat, whole or streamed (SSE)\n"
+      "  POST /v1/completions        text completion (text or token ids)\n"
+      "  GET  /v1/models, /v1/models/{id}\n"
+      "  GET  /health                200 ok, 503 while shutting down\n"
+      "  GET  /metrics               Prometheus text\n"
+      "  GET  /v1/cache/stats, POST /v1/cache/peek, POST /v1/cache/clear (--admin-token)\n\n"
       "Every flag can also be set by the environment: ANCHORAGE_ + its name in upper case\n"
       "with '_' for '-' (ANCHORAGE_PORT=9000); the command line wins.\n\nflags:\n");
   flags.print_help(stdout);
@@ -239,6 +249,7 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
   if (a.max_body_bytes < 1) return "--max-body-bytes must be >= 1";
   if (a.max_tokens < 0) return "--max-tokens must be >= 0";
   if (a.http_threads < 0 || a.http_threads > 4096) return "--http-threads must be in [0, 4096]";
+  if (a.drain_s < 0 || a.drain_s > 86400) return "--drain-s must be in [0, 86400]";
   if (a.reasoning_budget < -1) return "--reasoning-budget must be >= -1";
   fill_model_spec(a.model, spec);
   spec->capacity = a.ctx;
@@ -251,6 +262,7 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
   o->max_body_bytes = size_t(a.max_body_bytes);
   o->default_max_tokens = a.max_tokens;
   o->http_threads = int(a.http_threads);
+  o->drain_s = int(a.drain_s);
   spec->anchor_spacing =
       std::gcd(std::max<int64_t>(a.anchor_spacing, 1), std::max<int64_t>(a.prefix_chunk, 1));
   o->reasoning_budget = a.reasoning_budget;

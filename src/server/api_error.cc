@@ -29,7 +29,15 @@ ApiError error_from_status(const core::Status& status, std::string_view default_
   switch (status.code()) {
     case core::StatusCode::kInvalidArgument:
       e.http_status = 400;
+      // The text layer says "<field>: must be a string" (an object, an array, ...) for a
+      // value of the wrong JSON type: that is invalid_type, as for the fields read here.
       e.code = "invalid_value";
+      if (colon != std::string::npos) {
+        const std::string_view why = std::string_view(m).substr(colon + 2);
+        if (why.rfind("must be a ", 0) == 0 || why.rfind("must be an ", 0) == 0) {
+          e.code = "invalid_type";
+        }
+      }
       break;
     case core::StatusCode::kUnsupported:
       e.http_status = 400;
@@ -107,8 +115,11 @@ ApiError internal_error(std::string_view what) {
 ApiError not_found_error(std::string_view method, std::string_view path) {
   ApiError e;
   e.http_status = 404;
-  // The path is echoed only up to a bound: it is client text, but a route name, not content.
-  e.message = "no route " + std::string(method) + " " + std::string(path.substr(0, 64));
+  // Neither the path nor the method is echoed: both are client text (a path may carry a
+  // prompt or a key in its query) and would land in the client's logs and ours.
+  (void)method;
+  (void)path;
+  e.message = "no such route: see GET /v1/models, POST /v1/chat/completions, POST /v1/completions";
   e.code = "unknown_url";
   return e;
 }

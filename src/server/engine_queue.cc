@@ -40,6 +40,11 @@ core::Result<std::shared_ptr<TokenStream>> EngineQueue::submit(GenerationJob job
   return stream;
 }
 
+void EngineQueue::cut_running() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (running_stream_) running_stream_->cut();
+}
+
 void EngineQueue::close() {
   std::deque<Item> dropped;
   {
@@ -118,7 +123,9 @@ void EngineQueue::loop() noexcept {
       item = std::move(waiting_.front());
       waiting_.pop_front();
       running_ = true;
+      running_stream_ = item.stream;
     }
+    item.stream->start();
     JobOutcome out = run(item);
     if (metrics_ != nullptr) metrics_->observe_job(out);
     log_outcome(item.job, out);
@@ -126,6 +133,7 @@ void EngineQueue::loop() noexcept {
     {
       std::lock_guard<std::mutex> lock(mu_);
       running_ = false;
+      running_stream_.reset();
     }
     cv_.notify_all();
   }

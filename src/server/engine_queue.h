@@ -64,6 +64,8 @@ class EngineQueue {
   // running job to end, then keeps the engine thread from starting another until the task
   // returns. Unavailable when the engine stayed busy, or at once when refuse_if_waiting and a
   // job waits (the peek route answers 409 then); Cancelled after close().
+  // Cuts the running job, if any (the shutdown's drain deadline passed).
+  void cut_running();
   core::Status run_when_idle(const std::function<void()>& task, int wait_ms,
                              bool refuse_if_waiting);
 
@@ -97,6 +99,7 @@ class EngineQueue {
   std::deque<Item> waiting_;
   bool closed_ = false;
   bool running_ = false;
+  std::shared_ptr<TokenStream> running_stream_;  // the running job's, for cut_running()
   bool held_ = false;
   bool task_active_ = false;  // run_when_idle's task has the engine
   std::thread thread_;

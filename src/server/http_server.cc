@@ -2,9 +2,14 @@
 
 #include <httplib.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <ctime>
 #include <mutex>
 #include <random>
@@ -79,6 +84,7 @@ struct HttpServer::Impl {
   httplib::Server http;
   std::function<void()> drain_hook;
   int bound_port = 0;
+  int listen_fd = -1;  // the listening socket, kept to raise httplib's fixed backlog
   std::once_flag shutdown_once;
   // serve() and shutdown() meet here: httplib's stop() does nothing before its listen loop
   // runs, so a shutdown that races a starting serve() waits for the loop.
@@ -94,6 +100,14 @@ void HttpServer::Impl::install() {
       options.http_threads > 0 ? options.http_threads : int(options.queue_capacity) + 8;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
   http.set_payload_max_length(options.max_body_bytes);
+  // httplib's default options set SO_REUSEPORT, so a second server on the same port binds too
+  // and the kernel splits connections between the two (mixing caches and even models). Only
+  // SO_REUSEADDR (a restart may rebind over TIME_WAIT connections); a second bind then fails.
+  http.set_socket_options([this](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    listen_fd = sock;  // httplib tries addresses in turn: the last one tried is the one bound
+  });
   // Each request is counted when its handler returns, before httplib writes the response, so
   // a client that reads /metrics right after its own response sees it counted.
   using RouteFn = void (*)(Service&, const httplib::Request&, httplib::Response&);
@@ -103,6 +117,45 @@ void HttpServer::Impl::install() {
       svc.metrics.count_request(label, r.status == -1 ? 200 : r.status);  // -1: httplib's 200
     };
   };
+  // Before httplib reads a body (pre-routing runs first): a Content-Length that is not a
+  // non-negative integer gets an immediate 400 (httplib would read toward a huge length and
+  // answer 413 after its read timeout), and a POST that gives no length at all (curl -X POST
+  // without -d) has, per HTTP/1.1, an empty body, which httplib refuses: run its route here
+  // with the empty body instead.
+  struct PostRoute {
+    const char* path;
+    RouteFn fn;
+  };
+  static constexpr PostRoute kBodylessPosts[] = {
+      {"/v1/chat/completions", handle_chat_completions},
+      {"/v1/completions", handle_completions},
+      {"/v1/cache/clear", handle_cache_clear},
+      {"/v1/cache/peek", handle_cache_peek},
+  };
+  http.set_pre_routing_handler([&svc, route](const httplib::Request& q, httplib::Response& r) {
+    using httplib::Server;
+    if (q.has_header("Content-Length")) {
+      const std::string v = q.get_header_value("Content-Length");
+      const bool digits =
+          !v.empty() && v.size() <= 19 && v.find_first_not_of("0123456789") == std::string::npos;
+      if (digits) return Server::HandlerResponse::Unhandled;
+      svc.metrics.count_request(route_label(q), 400);
+      r.set_header("Connection", "close");  // the body's end is unknown: no next request
+      ApiError e = field_error("Content-Length", "must be a non-negative integer");
+      answer_error(svc, r, e);
+      return Server::HandlerResponse::Handled;
+    }
+    if (q.method != "POST" || q.has_header("Transfer-Encoding")) {
+      return Server::HandlerResponse::Unhandled;
+    }
+    for (const PostRoute& p : kBodylessPosts) {
+      if (q.path == p.path) {
+        route(p.path, p.fn)(q, r);
+        return Server::HandlerResponse::Handled;
+      }
+    }
+    return Server::HandlerResponse::Unhandled;
+  });
   http.Post("/v1/chat/completions", route("/v1/chat/completions", handle_chat_completions));
   http.Post("/v1/completions", route("/v1/completions", handle_completions));
   http.Get("/v1/models", route("/v1/models", handle_models));
@@ -162,14 +215,25 @@ core::Status HttpServer::bind() {
   ::signal(SIGPIPE, SIG_IGN);
   if (!impl_->journal_error.is_ok()) return impl_->journal_error;
   const ServerOptions& o = impl_->options;
+  errno = 0;
   if (o.port == 0) {
     impl_->bound_port = impl_->http.bind_to_any_port(o.host);
   } else if (impl_->http.bind_to_port(o.host, o.port)) {
     impl_->bound_port = o.port;
   }
   if (impl_->bound_port <= 0) {
-    return core::Status::io_error("cannot listen on " + o.host + ":" + std::to_string(o.port));
+    const int err = errno;
+    std::string why = err == EADDRINUSE ? ": the port is in use (another server is on it?)"
+                      : err != 0        ? std::string(": ") + std::strerror(err)
+                                        : "";
+    return core::Status::io_error("cannot listen on " + o.host + ":" + std::to_string(o.port) +
+                                  why);
   }
+  // httplib listens with a fixed backlog of 5, below the queue capacity: a burst of clients the
+  // queue would take is refused by the kernel first. listen() again on a listening socket only
+  // resizes its backlog (Linux).
+  const int backlog = std::max(SOMAXCONN, int(o.queue_capacity) + 16);
+  if (impl_->listen_fd >= 0) ::listen(impl_->listen_fd, backlog);
   return core::Status::ok();
 }
 
@@ -196,7 +260,30 @@ void HttpServer::shutdown() {
                        s.queue.running() ? "finishing the running one" : "the engine is idle");
     s.service.shutting_down = true;
     s.queue.close();
+    // The running generation may finish until the drain deadline; then it is cut and its
+    // client gets a shutting_down error, so SIGTERM is bounded.
+    std::mutex drain_mu;
+    std::condition_variable drain_cv;
+    bool drained = false;
+    std::thread cutter;
+    if (s.options.drain_s > 0) {
+      cutter = std::thread([&] {
+        std::unique_lock<std::mutex> lock(drain_mu);
+        if (!drain_cv.wait_for(lock, std::chrono::seconds(s.options.drain_s),
+                               [&] { return drained; })) {
+          ANCHORAGE_LOG_INFO("shutdown: drain deadline (%d s) passed: cutting the running request",
+                             s.options.drain_s);
+          s.queue.cut_running();
+        }
+      });
+    }
     s.responses.wait_idle();
+    {
+      std::lock_guard<std::mutex> lock(drain_mu);
+      drained = true;
+    }
+    drain_cv.notify_all();
+    if (cutter.joinable()) cutter.join();
     s.queue.join();
     if (s.drain_hook) s.drain_hook();
     bool entered = false;

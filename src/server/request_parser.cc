@@ -103,6 +103,41 @@ std::vector<std::string> tool_names(const Json& body) {
   return names;
 }
 
+// tools: each {"type": "function", "function": {"name": non-empty string, "parameters": object}}.
+// The chat template renders whatever it is given, so a tool without a name or with a schema
+// that is not an object would reach the model as a broken tool list: refuse it here, naming
+// the field.
+std::optional<ApiError> check_tools(const Json& body) {
+  const auto tools = body.find("tools");
+  if (tools == body.end() || !tools->is_array()) return std::nullopt;  // the chat parser says
+  for (size_t i = 0; i < tools->size(); ++i) {
+    const Json& tool = (*tools)[i];
+    const std::string at = "tools[" + std::to_string(i) + "]";
+    if (!tool.is_object()) return field_error(at, "must be an object", "invalid_type");
+    const auto type = tool.find("type");
+    if (type == tool.end() || !type->is_string() || *type != "function") {
+      return field_error(at + ".type", "must be \"function\"");
+    }
+    const auto fn = tool.find("function");
+    if (fn == tool.end() || !fn->is_object()) {
+      return field_error(at + ".function", "must be an object", "invalid_type");
+    }
+    const auto name = fn->find("name");
+    if (name == fn->end() || !name->is_string()) {
+      return field_error(at + ".function.name", "must be a string", "invalid_type");
+    }
+    if (name->get_ref<const std::string&>().empty()) {
+      return field_error(at + ".function.name", "must not be empty");
+    }
+    const auto params = fn->find("parameters");
+    if (params != fn->end() && !params->is_null() && !params->is_object()) {
+      return field_error(at + ".function.parameters", "must be an object (a JSON Schema)",
+                         "invalid_type");
+    }
+  }
+  return std::nullopt;
+}
+
 // tool_choice: "none" | "auto" | "required" | {"type": "function", "function": {"name": n}}.
 void read_tool_choice(FieldReader& r, const Json& body, CompletionRequest* out) {
   const bool has_tools = !out->chat.tools.empty();
@@ -123,8 +158,11 @@ void read_tool_choice(FieldReader& r, const Json& body, CompletionRequest* out) 
     }
     return;
   }
+  if (!choice->is_object()) {
+    return r.fail(field_error("tool_choice", "must be a string or an object", "invalid_type"));
+  }
   const Json* name = nullptr;
-  if (choice->is_object()) {
+  {
     const auto fn = choice->find("function");
     if (fn != choice->end() && fn->is_object()) {
       const auto n = fn->find("name");
@@ -175,6 +213,7 @@ std::optional<ApiError> parse_chat_body(std::string_view body,
   if (auto e = parse_json_body(body, &json)) return e;
   auto chat = text::parse_chat_request(json);
   if (!chat) return error_from_status(chat.error(), "messages");
+  if (auto e = check_tools(json)) return e;
   out->chat = std::move(chat.value());
 
   FieldReader r(json);

@@ -14,7 +14,9 @@ namespace {
 constexpr std::string_view kJsonType = "application/json";
 
 // The error a job that did not finish normally reports, or nullopt.
-std::optional<ApiError> outcome_error(const JobOutcome& o) {
+std::optional<ApiError> outcome_error(const JobOutcome& o, const TokenStream& stream) {
+  // A generation cut by the shutdown's drain deadline (--drain-s) tells its client so.
+  if (o.end == JobEnd::kCancelled && stream.was_cut()) return shutting_down_error();
   if (o.end == JobEnd::kFailed && o.status.code() == core::StatusCode::kResourceExhausted)
     return memory_full_error();
   if (o.end == JobEnd::kFailed) return internal_error("the generation failed");
@@ -79,7 +81,7 @@ class SseAnswer {
   }
 
   bool finish(httplib::DataSink& sink, const JobOutcome& outcome) {
-    if (auto error = outcome_error(outcome)) {
+    if (auto error = outcome_error(outcome, *stream_)) {
       // Headers are out: OpenAI's way is an error object as a data event.
       if (!write(sink, sse_event(render_error_body(*error)))) return false;
     } else if (outcome.end != JobEnd::kCancelled) {
@@ -119,6 +121,18 @@ void answer_error(const Service& svc, httplib::Response& res, const ApiError& er
 
 void answer_streamed(Service& svc, httplib::Response& res, std::shared_ptr<TokenStream> stream,
                      AnswerPlan plan) {
+  // Headers wait while the job is queued: a job the queue drops at shutdown then gets its 503
+  // (as docs/http-api.md says) instead of 200 and an error event. Once the engine takes it,
+  // headers and the role chunk go out at once, before the prefill ends.
+  while (!stream->wait_taken(std::chrono::milliseconds(svc.options.sse_ping_ms))) {
+  }
+  JobOutcome refused;
+  if (stream->ended_untaken(&refused)) {
+    if (auto error = outcome_error(refused, *stream)) {
+      svc.responses.end();
+      return answer_error(svc, res, *error);
+    }
+  }
   auto answer = std::make_shared<SseAnswer>(svc, std::move(stream), std::move(plan));
   res.status = 200;
   res.set_header("Cache-Control", "no-cache");
@@ -156,7 +170,7 @@ class WholeAnswer {
 
   // The whole response once the job ended: status and body.
   void render(httplib::Response& res) {
-    if (auto error = outcome_error(outcome_)) return answer_error(svc_, res, *error);
+    if (auto error = outcome_error(outcome_, *stream_)) return answer_error(svc_, res, *error);
     res.status = 200;
     res.set_content(body(), std::string(kJsonType));
   }
@@ -167,8 +181,9 @@ class WholeAnswer {
       stream_->cancel();
       return false;
     }
-    const std::string text =
-        outcome_error(outcome_) ? render_error_body(*outcome_error(outcome_)) : body();
+    const std::string text = outcome_error(outcome_, *stream_)
+                                 ? render_error_body(*outcome_error(outcome_, *stream_))
+                                 : body();
     if (!sink.write(text.data(), text.size())) return false;
     sink.done();
     return true;

@@ -19,6 +19,9 @@ struct ServerOptions {
   std::string model_name = "anchorage-small";
   // Requests waiting for the engine, the running one not counted; one more gets 429.
   size_t queue_capacity = 8;
+  // On shutdown, seconds the running generation may go on before it is cut and its client is
+  // told (an error: shutting_down); 0 = no bound.
+  int drain_s = 30;
   // Request bodies above this get 413. The largest opencode body in the traces is 33 KB; an
   // agent conversation near a 128k-token context is a few MB.
   size_t max_body_bytes = size_t(16) << 20;

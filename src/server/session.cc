@@ -26,8 +26,10 @@ std::string_view session_source_name(SessionKey::Source source) {
 
 namespace {
 
+// An empty key is no key, in the body as in the header: clients fill a header or field from
+// an unset variable ("x-session-id: "), and the header could not be told apart from an absent
+// one by every HTTP stack anyway. One rule for both places; callers skip empty keys.
 std::optional<ApiError> check_key(std::string_view key, std::string_view field) {
-  if (key.empty()) return field_error(std::string(field), "must not be empty");
   if (key.size() > kMaxSessionKeyBytes) {
     return field_error(std::string(field),
                        "must be at most " + std::to_string(kMaxSessionKeyBytes) + " bytes");
@@ -46,11 +48,13 @@ std::optional<ApiError> resolve_session(const nlohmann::ordered_json& body,
       return field_error(std::string(kSessionBodyField), "must be a string", "invalid_type");
     }
     const auto& key = it->get_ref<const std::string&>();
-    if (auto e = check_key(key, kSessionBodyField)) return e;
-    *out = SessionKey{SessionKey::Source::kBody, key};
-    return std::nullopt;
+    if (!key.empty()) {
+      if (auto e = check_key(key, kSessionBodyField)) return e;
+      *out = SessionKey{SessionKey::Source::kBody, key};
+      return std::nullopt;
+    }
   }
-  if (header) {
+  if (header && !header->empty()) {
     if (auto e = check_key(*header, kSessionHeader)) return e;
     *out = SessionKey{SessionKey::Source::kHeader, std::string(*header)};
   }

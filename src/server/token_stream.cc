@@ -2,6 +2,26 @@
 
 namespace anchorage::server {
 
+void TokenStream::start() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    started_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool TokenStream::wait_taken(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return started_ || finished_ || !events_.empty(); });
+}
+
+bool TokenStream::ended_untaken(JobOutcome* outcome) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!finished_ || started_ || !events_.empty()) return false;
+  *outcome = outcome_;
+  return true;
+}
+
 void TokenStream::push(TokenEvent event) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -16,7 +36,7 @@ void TokenStream::finish(JobOutcome outcome) {
     outcome_ = std::move(outcome);
     finished_ = true;
   }
-  cv_.notify_one();
+  cv_.notify_all();
 }
 
 bool TokenStream::wait(std::chrono::milliseconds timeout, std::vector<TokenEvent>* events,

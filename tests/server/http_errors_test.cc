@@ -159,5 +159,92 @@ TEST(HttpErrors, ShutdownFinishesTheRunningRequest) {
             "data: [DONE]\n\n");
 }
 
+// A streamed request still waiting in the queue at shutdown gets a 503 status (its headers
+// wait until the engine takes the job), not 200 and then an error event.
+TEST(HttpErrors, QueuedStreamGets503OnShutdown) {
+  ServerOptions o;
+  o.queue_capacity = 2;
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  Json running = chat_body("run", 150);
+  running["stream"] = true;
+  std::atomic<bool> running_done{false};
+  std::thread t1([&] {
+    h.post_streamed("/v1/chat/completions", running.dump());
+    running_done = true;
+  });
+  while (!h.server().test_queue().running() && !running_done) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  h.server().test_queue().test_hold(true);  // keep the next one waiting
+  Json queued = chat_body("queued", 5);
+  queued["stream"] = true;
+  ServerHarness::Streamed waiting;
+  std::thread t2([&] { waiting = h.post_streamed("/v1/chat/completions", queued.dump()); });
+  while (h.server().test_queue().depth() < 1)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::thread stopper([&] { h.stop(); });
+  t2.join();
+  EXPECT_EQ(waiting.status, 503) << waiting.body;
+  EXPECT_EQ(waiting.body.find("data:"), std::string::npos) << waiting.body;
+  t1.join();
+  stopper.join();
+}
+
+// A Content-Length that is not a non-negative integer is an immediate 400 naming it (httplib
+// alone read toward the length and answered 413 after its read timeout).
+TEST(HttpErrors, NegativeContentLengthIs400) {
+  ServerHarness h;
+  ASSERT_TRUE(h.ok());
+  for (const char* len : {"-1", "12x", "+5"}) {
+    const std::string reply = h.raw_exchange(
+        std::string("POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nContent-Length: ") + len +
+        "\r\nContent-Type: application/json\r\n\r\n{}");
+    EXPECT_EQ(reply.rfind("HTTP/1.1 400", 0), 0u) << len << ": " << reply.substr(0, 80);
+    EXPECT_NE(reply.find("\"param\":\"Content-Length\""), std::string::npos) << reply;
+  }
+}
+
+// A POST with no body and no Content-Length (curl -X POST without -d) reaches its route with
+// an empty body: the cache clear works, a chat says what its body lacks.
+TEST(HttpErrors, PostWithoutContentLengthReachesTheRoute) {
+  ServerHarness h;
+  ASSERT_TRUE(h.ok());
+  std::string reply =
+      h.raw_exchange("POST /v1/cache/clear HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(reply.rfind("HTTP/1.1 200", 0), 0u) << reply.substr(0, 200);
+  reply =
+      h.raw_exchange("POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(reply.rfind("HTTP/1.1 400", 0), 0u) << reply.substr(0, 200);
+  EXPECT_EQ(reply.find("Content-Length\",\"code"), std::string::npos) << reply;
+}
+
+// --drain-s bounds a shutdown: a generation still running at the deadline is cut, and its
+// stream ends with a shutting_down error event (not a silent stop, nor an unbounded wait).
+TEST(HttpErrors, DrainDeadlineCutsTheRunningGeneration) {
+  ServerOptions o;
+  o.drain_s = 1;
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  Json running = chat_body("run", kTestCapacity - 64);
+  running["stream"] = true;
+  running["ignore_eos"] = true;
+  std::atomic<bool> running_done{false};
+  std::atomic<bool> got_tokens{false};
+  std::string body;
+  std::thread t1([&] {
+    body = h.post_streamed("/v1/chat/completions", running.dump(), [&](const std::string& so_far) {
+              if (so_far.size() > 2000) got_tokens = true;
+              return true;
+            }).body;
+    running_done = true;
+  });
+  while (!got_tokens && !running_done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_FALSE(running_done.load()) << "the generation ended before the shutdown";
+  h.stop();  // returns once the cut generation's stream ended
+  t1.join();
+  EXPECT_NE(body.find("shutting_down"), std::string::npos) << body.substr(body.size() - 300);
+}
+
 }  // namespace
 }  // namespace anchorage::server::testing

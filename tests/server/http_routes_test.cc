@@ -36,17 +36,20 @@ TEST(HttpRoutes, InfoRoutes) {
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(parse_json(r->body)["status"], "ok");
 
-  r = c.Get("/v1/nothing");
+  r = c.Get("/v1/nothing-secret-9f3");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 404);
   j = parse_json(r->body);
   EXPECT_EQ(j["error"]["type"], "invalid_request_error");
   EXPECT_EQ(j["error"]["code"], "unknown_url");
+  // The client's path is not quoted back (it is client text).
+  EXPECT_EQ(r->body.find("secret-9f3"), std::string::npos) << r->body;
 
   r = c.Get("/metrics");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(r->get_header_value("Content-Type").rfind("text/plain", 0), 0u);
+  EXPECT_EQ(r->body.find("secret-9f3"), std::string::npos);
   EXPECT_NE(r->body.find("anchorage_requests_total{route=\"/v1/models\",status=\"200\"} 1"),
             std::string::npos);
   EXPECT_NE(r->body.find("anchorage_requests_total{route=\"other\",status=\"404\"} 1"),

@@ -122,7 +122,16 @@ TEST(RequestParser, TypesAndRanges) {
        "chat_template_kwargs.enable_thinking"},
       {R"("tools": {"a": 1})", "tools"},
       {R"("prompt_cache_key": 42)", "prompt_cache_key"},
-      {R"("prompt_cache_key": "")", "prompt_cache_key"},
+      {R"("tool_choice": 5)", "tool_choice"},
+      {R"("tools": [{"type": "function", "function": {"parameters": {}}}])",
+       "tools[0].function.name"},
+      {R"("tools": [{"type": "function", "function": {"name": ""}}])", "tools[0].function.name"},
+      {R"("tools": [{"type": "retrieval", "function": {"name": "f"}}])", "tools[0].type"},
+      {R"("tools": [{"function": {"name": "f"}}])", "tools[0].type"},
+      {R"("tools": [{"type": "function", "function": {"name": "f", "parameters": 3}}])",
+       "tools[0].function.parameters"},
+      {R"("tools": [{"type": "function", "function": {"name": "f", "parameters": "x"}}])",
+       "tools[0].function.parameters"},
   };
   for (const Case& c : cases) {
     const ApiError e = chat_error(chat(c.extra));
@@ -207,9 +216,28 @@ TEST(RequestParser, SessionKey) {
   auto e = parse_chat_body(chat(""), std::string(300, 'x'), &bad);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->param, "x-session-id");
-  e = parse_chat_body(chat(""), std::string_view(""), &bad);
-  ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->param, "x-session-id");
+  // An empty key is no key, in the body as in the header (one rule for both).
+  r = chat_ok(chat(""), "");
+  EXPECT_TRUE(r.session.empty());
+  r = chat_ok(chat(R"("prompt_cache_key": "")"));
+  EXPECT_TRUE(r.session.empty());
+  r = chat_ok(chat(R"("prompt_cache_key": "")"), "ses_header");
+  EXPECT_EQ(r.session.source, SessionKey::Source::kHeader);
+}
+
+// A value of the wrong JSON type answers invalid_type (as docs/http-api.md says), whether the
+// field is read here or by the chat parser; an out-of-range value answers invalid_value.
+TEST(RequestParser, WrongTypesAnswerInvalidType) {
+  for (const char* extra :
+       {R"("temperature": "hot")", R"("stream": 1)", R"("tool_choice": 5)", R"("tools": {"a": 1})",
+        R"("chat_template_kwargs": {"enable_thinking": "no"})", R"("stop": 5)"}) {
+    EXPECT_EQ(chat_error(chat(extra)).code, "invalid_type") << extra;
+  }
+  EXPECT_EQ(chat_error(R"({"messages": [{"role": 3, "content": "x"}]})").code, "invalid_type");
+  EXPECT_EQ(chat_error(R"({"messages": 3})").code, "invalid_type");
+  EXPECT_EQ(chat_error(chat(R"("temperature": 9)")).code, "invalid_value");
+  EXPECT_EQ(chat_error(R"({"messages": [{"role": "wizard", "content": "x"}]})").code,
+            "invalid_value");
 }
 
 TEST(RequestParser, CompletionPrompts) {

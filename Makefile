@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?=
 
-.PHONY: deps configure build test run bench format clean
+.PHONY: deps configure build test run bench bench-replay format clean
 
 deps:
 	@scripts/deps.sh
@@ -27,6 +27,15 @@ run: build
 
 bench: build
 	scripts/bench.sh $(BUILD)
+
+# The replay benchmark (docs/performance.md "Replay"): every scenario under every cache
+# configuration on `small`; per-request lines, the summary and the plot land in $(BUILD)/replay/.
+REPLAY_FLAGS ?=
+bench-replay: configure
+	@cmake --build $(BUILD) -j$(JOBS) --target anchorage
+	@mkdir -p $(BUILD)/replay
+	$(BUILD)/anchorage bench replay --preset small --out $(BUILD)/replay $(REPLAY_FLAGS) \
+	  | tee $(BUILD)/replay/summary.json
 
 format:
 	@git ls-files '*.cc' '*.h' | xargs clang-format -i

@@ -55,18 +55,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_support.h"
 #include "core/clock.h"
 #include "core/log.h"
-#include "core/rng.h"
 #include "engine/engine.h"
-#include "server/http_server.h"
 #include "server/served_model.h"
 #include "server/server_options.h"
 
 namespace {
 
 using namespace anchorage;
-using Json = nlohmann::ordered_json;
+using bench::Json;
 
 struct BenchArgs {
   std::string preset = "small";
@@ -131,82 +130,6 @@ bool parse_args(int argc, char** argv, BenchArgs* a) {
   return true;
 }
 
-// Deterministic filler: words of an agent's world drawn by a seeded generator. Never user data.
-class Filler {
- public:
-  explicit Filler(uint64_t seed) : rng_(seed) {}
-
-  std::string words(int64_t n) {
-    static constexpr std::string_view kWords[] = {
-        "the",     "file",       "function",  "returns",  "value",    "when",    "request",
-        "cache",   "state",      "token",     "model",    "server",   "client",  "error",
-        "test",    "build",      "directory", "path",     "command",  "output",  "input",
-        "must",    "should",     "never",     "always",   "before",   "after",   "each",
-        "line",    "change",     "commit",    "branch",   "review",   "format",  "string",
-        "number",  "list",       "read",      "write",    "edit",     "search",  "pattern",
-        "result",  "user",       "task",      "step",     "tool",     "call",    "answer",
-        "project", "module",     "import",    "export",   "config",   "option",  "default",
-        "version", "package",    "install",   "run",      "check",    "verify",  "explain",
-        "concise", "precise",    "example",   "section",  "document", "header",  "source",
-        "memory",  "thread",     "process",   "signal",   "timeout",  "retry",   "limit",
-        "bytes",   "characters", "absolute",  "relative", "working",  "current", "parallel"};
-    std::string out;
-    for (int64_t i = 0; i < n; ++i) {
-      if (i > 0) out += (rng_.next_u64() % 13 == 0) ? ". " : " ";
-      out += kWords[rng_.next_u64() % std::size(kWords)];
-    }
-    return out + ".";
-  }
-
-  // Lines like `ls -la` or `grep -n` print: names, sizes, numbers.
-  std::string listing(int64_t lines) {
-    std::string out;
-    for (int64_t i = 0; i < lines; ++i) {
-      const uint64_t r = rng_.next_u64();
-      char buf[160];
-      if (r % 3 == 0) {
-        std::snprintf(buf, sizeof(buf),
-                      "-rw-r--r-- 1 dev dev %6llu Dec  3 %02llu:%02llu %s_%llu.%s\n",
-                      (unsigned long long)(r % 90000 + 100), (unsigned long long)(r % 24),
-                      (unsigned long long)(r / 7 % 60), r % 2 ? "src/cache/tier" : "tests/unit",
-                      (unsigned long long)(r / 11 % 97), r % 5 ? "cc" : "h");
-      } else {
-        std::snprintf(buf, sizeof(buf), "src/module_%llu.cc:%llu:  %s\n",
-                      (unsigned long long)(r % 41), (unsigned long long)(r / 13 % 900 + 1),
-                      words(4 + int64_t(r % 9)).c_str());
-      }
-      out += buf;
-    }
-    return out;
-  }
-
-  uint64_t next() { return rng_.next_u64(); }
-
- private:
-  core::Rng rng_;
-};
-
-// A tool in the OpenAI form, its parameters a JSON Schema with long descriptions (the traces'
-// bash tool is 5,275 characters, task 3,856).
-Json tool_json(Filler& f, const std::string& name, int64_t description_words, int n_params) {
-  Json props = Json::object();
-  Json required = Json::array();
-  for (int p = 0; p < n_params; ++p) {
-    const std::string pname = name + "_arg" + std::to_string(p);
-    props[pname] = {{"type", p % 3 == 2 ? "number" : "string"},
-                    {"description", f.words(20 + int64_t(f.next() % 40))}};
-    if (p < 2) required.push_back(pname);
-  }
-  Json params = {{"$schema", "http://json-schema.org/draft-07/schema#"},
-                 {"type", "object"},
-                 {"properties", props},
-                 {"required", required},
-                 {"additionalProperties", false}};
-  return {{"type", "function"},
-          {"function",
-           {{"name", name}, {"description", f.words(description_words)}, {"parameters", params}}}};
-}
-
 // The session's fixed head (system prompt and tools) and its inputs: inputs[0] the user task,
 // inputs[t] the message the client adds after the answer of turn t (tool result or user).
 struct SessionScript {
@@ -218,16 +141,11 @@ struct SessionScript {
 };
 
 SessionScript make_script(const BenchArgs& a) {
-  Filler f(a.seed * 7919 + 17);
+  bench::Filler f(a.seed * 7919 + 17);
   SessionScript s;
-  // ~9.6k characters of system prompt and ~21k of tools, as in the traces: ~8k tokens.
-  s.system = {{"role", "system"}, {"content", f.words(1500)}};
-  const char* names[] = {"bash",  "edit", "glob",      "grep",     "read",
-                         "skill", "task", "todowrite", "webfetch", "write"};
-  for (int i = 0; i < 10; ++i) {
-    const bool big = i == 0 || i == 6;  // bash and task carry most of the text
-    s.tools.push_back(tool_json(f, names[i], big ? 700 : 160, 3 + i % 3));
-  }
+  bench::AgentHead head = bench::make_agent_head(f);
+  s.system = {{"role", "system"}, {"content", std::move(head.system_text)}};
+  s.tools = std::move(head.tools);
   s.inputs.push_back({{"role", "user"}, {"content", "\"" + f.words(24) + "\""}});
   s.kinds.push_back("user");
   for (int64_t t = 1; t < a.turns; ++t) {
@@ -279,14 +197,10 @@ bool config_spec(const std::string& name, ConfigSpec* out) {
   return true;
 }
 
-Json parse_json(const std::string& text) {
-  return Json::parse(text, nullptr, false);
-}
-
 // The bytes the caches hold, from GET /v1/cache/stats (zeros with the caches off).
 Json held_bytes(httplib::Client& c) {
   auto r = c.Get("/v1/cache/stats");
-  const Json s = r ? parse_json(r->body) : Json();
+  const Json s = r ? Json::parse(r->body, nullptr, false) : Json();
   if (!s.is_object() || !s.value("enabled", false)) {
     return {{"anchors", 0},
             {"anchor_bytes", 0},
@@ -314,16 +228,11 @@ TurnResult post_turn(httplib::Client& c, const BenchArgs& a, const SessionScript
                {"tool_choice", a.tool_choice}, {"max_tokens", a.max_tokens}, {"temperature", 0},
                {"prompt_cache_key", key}};
   if (a.reasoning_budget >= 0) body["reasoning_budget"] = a.reasoning_budget;
-  const int64_t t0 = core::now_ns();
-  auto r = c.Post("/v1/chat/completions", body.dump(), "application/json");
-  const double wall_ms = double(core::now_ns() - t0) * 1e-6;
+  const bench::PostResult r = bench::post_json(c, "/v1/chat/completions", body);
+  const double wall_ms = r.wall_ms;
   TurnResult out;
-  if (!r || r->status != 200) {
-    std::fprintf(stderr, "session_bench: HTTP %d: %s\n", r ? r->status : 0,
-                 r ? r->body.substr(0, 300).c_str() : httplib::to_string(r.error()).c_str());
-    return out;
-  }
-  const Json j = parse_json(r->body);
+  if (!r.ok) return out;
+  const Json& j = r.body;
   const Json& u = j["usage"];
   const Json& cache = u["anchorage"]["cache"];
   const Json& tm = u["anchorage"]["timings"];
@@ -342,11 +251,8 @@ TurnResult post_turn(httplib::Client& c, const BenchArgs& a, const SessionScript
              {"first_token_ms", tm["first_token_ms"]},
              {"prefill_ms", tm["prefill_ms"]},
              {"wall_ms", wall_ms}};
-  // Exactly the fields the server returned: content (maybe null), reasoning, tool calls.
+  out.assistant = bench::assistant_message(j);
   const Json& m = j["choices"][0]["message"];
-  out.assistant = {{"role", "assistant"}, {"content", m["content"]}};
-  if (m.contains("reasoning_content")) out.assistant["reasoning_content"] = m["reasoning_content"];
-  if (m.contains("tool_calls")) out.assistant["tool_calls"] = m["tool_calls"];
   // The answer's shape, in counts only.
   out.row["answer"] = {
       {"content_bytes", m["content"].is_string() ? m["content"].get<std::string>().size() : 0},
@@ -402,16 +308,12 @@ Json run_config(const BenchArgs& a, server::ServedModel& model, const ConfigSpec
   so.port = 0;
   so.model_name = "anchorage-small";
   so.cache = spec.cache;
-  server::HttpServer srv(so, model);
-  if (core::Status b = srv.bind(); !b.is_ok()) {
+  bench::InProcessServer srv(so, model);
+  if (core::Status b = srv.start(); !b.is_ok()) {
     std::fprintf(stderr, "session_bench: bind: %s\n", b.to_string().c_str());
     return {};
   }
-  core::Status served;
-  std::thread th([&] { served = srv.serve(); });
-  httplib::Client c("127.0.0.1", srv.port());
-  c.set_read_timeout(1800, 0);
-  c.set_keep_alive(true);
+  httplib::Client& c = srv.client();
 
   const std::string key = "session-bench-" + spec.name;
   Json messages = Json::array({s.system, s.inputs[0]});
@@ -442,8 +344,7 @@ Json run_config(const BenchArgs& a, server::ServedModel& model, const ConfigSpec
   const Json after_session = held_bytes(c);
   // A new session with the same head: the body anchors below the shared prefix serve it.
   TurnResult probe = post_turn(c, a, s, Json::array({s.system, s.probe_user}), key + "-probe");
-  srv.shutdown();
-  th.join();
+  const core::Status served = srv.stop();
 
   Json per_turn = Json::object();
   for (const char* f : {"prompt_tokens", "client_prompt_tokens", "cached_tokens", "reread",

@@ -3,6 +3,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/bench_command.h"
 #include "cli/gguf_random_command.h"
 #include "cli/inspect_command.h"
 #include "cli/journal_command.h"
@@ -12,15 +13,15 @@
 namespace {
 
 void print_usage(std::FILE* out) {
-  std::fprintf(
-      out,
-      "usage: anchorage <command> [flags]\n\n"
-      "commands:\n"
-      "  run          one generation (anchorage run --help)\n"
-      "  serve        the OpenAI-compatible HTTP server (anchorage serve --help)\n"
-      "  inspect      what a GGUF model file holds and costs (anchorage inspect --help)\n"
-      "  gguf-random  write a random model as a GGUF file (anchorage gguf-random --help)\n"
-      "  journal      a request journal summed up per session (anchorage journal --help)\n");
+  std::fprintf(out,
+               "usage: anchorage <command> [flags]\n\n"
+               "commands:\n"
+               "  run          one generation (anchorage run --help)\n"
+               "  serve        the OpenAI-compatible HTTP server (anchorage serve --help)\n"
+               "  inspect      what a GGUF model file holds and costs (anchorage inspect --help)\n"
+               "  gguf-random  write a random model as a GGUF file (anchorage gguf-random --help)\n"
+               "  journal      a request journal summed up per session (anchorage journal --help)\n"
+               "  bench        benchmarks over HTTP: anchorage bench replay (--help)\n");
 }
 
 }  // namespace
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   if (cmd == "serve") return anchorage::cli::serve_command(rest);
   if (cmd == "inspect") return anchorage::cli::inspect_command(rest);
   if (cmd == "journal") return anchorage::cli::journal_command(rest);
+  if (cmd == "bench") return anchorage::cli::bench_command(rest);
   if (cmd == "gguf-random") return anchorage::cli::gguf_random_command(rest);
   std::fprintf(stderr, "anchorage: unknown command (see anchorage --help)\n");
   return 2;

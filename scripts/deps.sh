@@ -14,7 +14,7 @@ PACKAGES=(
   clang-format
   libcpp-httplib-dev
   clang libclang-rt-14-dev
-  libxxhash-dev libzstd-dev
+  libxxhash-dev libzstd-dev libisal-dev libssl-dev
   ccache curl
 )
 

@@ -25,14 +25,16 @@ Plan Planner::plan(std::span<const int32_t> prompt, std::string_view session) co
     // The engine needs the last token's logits, so an offer must leave a token to prefill.
     if (!o.useful() || o.resume_at >= p.prompt_tokens) continue;
     // Strictly later only: on a tie the source registered first keeps it.
-    if (p.chosen_index < 0 || o.resume_at > p.chosen.resume_at) {
-      p.chosen = o;
-      p.chosen_index = int(i);
-    }
+    const int64_t base = p.chosen_index < 0 ? 0 : p.chosen.resume_at;
+    if (p.chosen_index >= 0 && o.resume_at <= base) continue;
+    // A read (the disk) only when the prefill it saves over the best so far costs more.
+    if (o.restore_ms > 0 && eta_ms(o.resume_at - base) <= o.restore_ms) continue;
+    p.chosen = o;
+    p.chosen_index = int(i);
   }
   p.cached_tokens = p.chosen.resume_at;
   p.reread_tokens = p.prompt_tokens - p.cached_tokens;
-  p.reread_eta_ms = eta_ms(p.reread_tokens);
+  p.reread_eta_ms = eta_ms(p.reread_tokens) + p.chosen.restore_ms;
   return p;
 }
 

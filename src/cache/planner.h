@@ -6,6 +6,8 @@
 //
 // Sources are registered in that order of preference: the chosen offer is the one that resumes
 // latest, and among offers resuming at the same position the one registered first. An offer
+// that is a read (ResumeOffer::restore_ms > 0: the disk tier) is chosen only when the re-read
+// it saves over the best offer before it is estimated to take longer than the read. An offer
 // that is not useful, or that would leave no prompt token to prefill, is never chosen. The
 // planner restores nothing: the caller takes the chosen offer from its tier.
 //

@@ -133,6 +133,7 @@ core::Status ResidentPrefix::restore(engine::Engine& engine, const ResumeOffer& 
     case ResumeSource::kPark:  // swap_park restores it
     case ResumeSource::kCold:
     case ResumeSource::kStore:  // another tier restores after begin()
+    case ResumeSource::kDisk:
     case ResumeSource::kResponse:
       break;
   }
@@ -203,6 +204,7 @@ core::Status ResidentPrefix::check_offer(std::span<const int32_t> prompt,
     case ResumeSource::kPark:  // swap_park checks its own
     case ResumeSource::kCold:
     case ResumeSource::kStore:
+    case ResumeSource::kDisk:
     case ResumeSource::kResponse:
       break;
   }
@@ -255,6 +257,7 @@ void ResidentPrefix::adopt(std::span<const int32_t> prompt, std::string_view ses
       base = pin_.taint();
       break;
     case ResumeSource::kStore:
+    case ResumeSource::kDisk:
     case ResumeSource::kPark:
     case ResumeSource::kResponse:
     case ResumeSource::kCold:
@@ -310,6 +313,7 @@ void ResidentPrefix::count_start(const ResumeOffer& chosen) {
       return;
     case ResumeSource::kCold:
     case ResumeSource::kStore:
+    case ResumeSource::kDisk:
     case ResumeSource::kResponse:
       break;
   }

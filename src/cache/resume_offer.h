@@ -17,6 +17,9 @@ struct ResumeOffer {
   // False when the restored state is held to the greedy gate only (tainted rows: written by
   // decode, or off the engine's exact grid; docs/exactness.md), not to bit equality.
   bool exact = true;
+  // Estimated milliseconds the restore takes where it is a read (the disk tiers); 0 for a copy
+  // in RAM. The Planner takes such an offer only when the prefill it saves costs more.
+  double restore_ms = 0.0;
 
   bool useful() const { return resume_at > 0; }
 };

@@ -20,6 +20,7 @@ enum class ResumeSource : uint8_t {
   kPin,       // the pinned head
   kPark,      // the parked session
   kStore,     // a state store snapshot
+  kDisk,      // a disk tier anchor and its chunks
   kResponse,  // a whole response from the response cache (no engine work)
 };
 
@@ -29,12 +30,13 @@ enum class ResumeTier : uint8_t {
   kResident,     // the rows in place
   kRamPark,      // rows kept aside in RAM: pin, park
   kRamSnapshot,  // the state store
+  kDisk,         // the disk tier
   kResponse,     // the response cache
 };
 
-inline constexpr std::array<ResumeSource, 7> kAllResumeSources = {
-    ResumeSource::kCold, ResumeSource::kAnchor, ResumeSource::kEnd,     ResumeSource::kPin,
-    ResumeSource::kPark, ResumeSource::kStore,  ResumeSource::kResponse};
+inline constexpr std::array<ResumeSource, 8> kAllResumeSources = {
+    ResumeSource::kCold, ResumeSource::kAnchor, ResumeSource::kEnd,  ResumeSource::kPin,
+    ResumeSource::kPark, ResumeSource::kStore,  ResumeSource::kDisk, ResumeSource::kResponse};
 
 constexpr ResumeTier tier_of(ResumeSource s) {
   switch (s) {
@@ -48,6 +50,8 @@ constexpr ResumeTier tier_of(ResumeSource s) {
       return ResumeTier::kRamPark;
     case ResumeSource::kStore:
       return ResumeTier::kRamSnapshot;
+    case ResumeSource::kDisk:
+      return ResumeTier::kDisk;
     case ResumeSource::kResponse:
       return ResumeTier::kResponse;
   }
@@ -68,6 +72,8 @@ constexpr std::string_view name(ResumeSource s) {
       return "park";
     case ResumeSource::kStore:
       return "store";
+    case ResumeSource::kDisk:
+      return "disk";
     case ResumeSource::kResponse:
       return "response";
   }
@@ -84,6 +90,8 @@ constexpr std::string_view name(ResumeTier t) {
       return "ram_park";
     case ResumeTier::kRamSnapshot:
       return "ram_snapshot";
+    case ResumeTier::kDisk:
+      return "disk_tier";
     case ResumeTier::kResponse:
       return "response";
   }

@@ -40,6 +40,17 @@ SectionCopy SectionCopy::capture(engine::Engine& engine) {
   return c;
 }
 
+SectionCopy SectionCopy::allocate(const core::StateLayout& layout, int64_t position) {
+  SectionCopy c;
+  c.position_ = position;
+  c.parts_.reserve(layout.sections.size());
+  for (const core::TensorSpec& spec : layout.sections) {
+    c.parts_.emplace_back(static_cast<size_t>(spec.bytes()));
+    c.bytes_ += spec.bytes();
+  }
+  return c;
+}
+
 core::Status SectionCopy::write_back(engine::Engine& engine) const {
   const core::StateLayout& layout = engine.layout();
   if (layout.sections.size() != parts_.size())
@@ -61,6 +72,20 @@ bool SectionCopy::same_bytes(const SectionCopy& other) const {
       return false;
   }
   return true;
+}
+
+RowCopy RowCopy::allocate(const core::StateLayout& layout, int64_t begin, int64_t end) {
+  ANCHORAGE_CHECK(0 <= begin && begin <= end);
+  RowCopy c;
+  c.begin_ = begin;
+  c.end_ = end;
+  c.parts_.reserve(layout.views.size());
+  for (const core::TensorSpec& spec : layout.views) {
+    const int64_t n = (end - begin) * spec.bytes_per_token();
+    c.parts_.emplace_back(static_cast<size_t>(n));
+    c.bytes_ += n;
+  }
+  return c;
 }
 
 RowCopy RowCopy::capture(engine::Engine& engine, int64_t begin, int64_t end) {

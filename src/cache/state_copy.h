@@ -23,6 +23,9 @@ class SectionCopy {
   SectionCopy() = default;
   // The engine's sections as they are now, at `position` (the engine's length).
   static SectionCopy capture(engine::Engine& engine);
+  // Zeroed buffers for every section of `layout`, to be filled from elsewhere (a disk file)
+  // through mutable_part() before write_back.
+  static SectionCopy allocate(const core::StateLayout& layout, int64_t position);
 
   bool empty() const { return parts_.empty(); }
   int64_t position() const { return position_; }
@@ -33,6 +36,9 @@ class SectionCopy {
   // Bit equality of the stored sections (tests, and a cheap "already kept" check).
   bool same_bytes(const SectionCopy& other) const;
   const void* part(size_t i) const { return parts_[i].data(); }
+  void* mutable_part(size_t i) { return parts_[i].data(); }
+  size_t parts() const { return parts_.size(); }
+  size_t part_bytes(size_t i) const { return parts_[i].size(); }
 
  private:
   int64_t position_ = 0;
@@ -45,6 +51,9 @@ class RowCopy {
   RowCopy() = default;
   // Rows [begin, end) of every view; requires 0 <= begin <= end <= engine.capacity().
   static RowCopy capture(engine::Engine& engine, int64_t begin, int64_t end);
+  // Zeroed packed buffers for rows [begin, end) of every view of `layout` (filled through
+  // mutable_part() before write_back).
+  static RowCopy allocate(const core::StateLayout& layout, int64_t begin, int64_t end);
 
   bool empty() const { return end_ == begin_; }
   int64_t begin() const { return begin_; }
@@ -55,6 +64,9 @@ class RowCopy {
   // Writes back only rows [a, b) ⊆ [begin, end).
   core::Status write_back(engine::Engine& engine, int64_t a, int64_t b) const;
   const void* part(size_t i) const { return parts_[i].data(); }
+  void* mutable_part(size_t i) { return parts_[i].data(); }
+  size_t parts() const { return parts_.size(); }
+  size_t part_bytes(size_t i) const { return parts_[i].size(); }
 
  private:
   int64_t begin_ = 0;

@@ -16,7 +16,9 @@ constexpr size_t kHugePage = size_t(2) << 20;
 
 AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
   if (bytes == 0) return;
-  size_t align = bytes >= kHugePage ? kHugePage : 64;
+  // 4 KiB for anything a page or more: O_DIRECT reads and writes (core::Fs) go straight
+  // into such a buffer.
+  size_t align = bytes >= kHugePage ? kHugePage : bytes >= 4096 ? 4096 : 64;
   size_t rounded = (bytes + align - 1) / align * align;
   data_ = std::aligned_alloc(align, rounded);
   ANCHORAGE_CHECK_MSG(data_ != nullptr, "out of memory");

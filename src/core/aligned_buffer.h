@@ -1,7 +1,7 @@
-// AlignedBuffer: an owned, zero-filled byte buffer aligned for AVX-512 (64 B); buffers of
-// 2 MiB or more are 2 MiB aligned and advised for transparent huge pages, because the
-// attention reads K with large strides (docs/kernels.md) and 4 KiB pages thrash the TLB.
-// Not thread-safe; move-only.
+// AlignedBuffer: an owned, zero-filled byte buffer aligned for AVX-512 (64 B), to 4 KiB from
+// 4 KiB on (O_DIRECT's block, core::Fs); buffers of 2 MiB or more are 2 MiB aligned and advised for
+// transparent huge pages, because the attention reads K with large strides (docs/kernels.md) and 4
+// KiB pages thrash the TLB. Not thread-safe; move-only.
 #pragma once
 
 #include <cstddef>

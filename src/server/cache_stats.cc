@@ -23,11 +23,12 @@ void line(std::string* out, const std::string& name, const char* type, const std
   *out += name + buf;
 }
 
-// anchorage_cache_<tier>_<field>, counters with _total (Prometheus naming).
+// <prefix><tier>_<field>, counters with _total (Prometheus naming).
 template <class Stats>
-void series(std::string* out, std::string_view tier, const Stats& s) {
+void series(std::string* out, std::string_view tier, const Stats& s,
+            std::string_view prefix = "anchorage_cache_") {
   s.visit([&](std::string_view field, int64_t v, cache::StatKind kind) {
-    std::string name = "anchorage_cache_" + std::string(tier) + "_" + std::string(field);
+    std::string name = std::string(prefix) + std::string(tier) + "_" + std::string(field);
     const bool counter = kind == cache::StatKind::kCounter;
     if (counter) name += "_total";
     line(out, name, counter ? "counter" : "gauge",
@@ -68,6 +69,9 @@ Json to_json(const CacheStats& s) {
   j["memory"] = std::move(memory);
   j["planner"] = {{"tokens_per_s", s.planner_tokens_per_s},
                   {"measured_prefills", s.planner_measured_prefills}};
+  Json disk = Json{{"enabled", s.disk_enabled}};
+  if (s.disk_enabled) disk.update(fields_json(s.disk));
+  j["disk"] = std::move(disk);
   return j;
 }
 
@@ -77,6 +81,7 @@ void append_prometheus(const CacheStats& s, std::string* out) {
   series(out, "store", s.store);
   series(out, "response", s.response);
   series(out, "memory", s.memory);
+  if (s.disk_enabled) series(out, "disk", s.disk, "anchorage_");
   // The budget's levels as one labelled family each (a level is a holder, not a field).
   *out +=
       "# HELP anchorage_memory_bytes Bytes the memory budget counts, by holder (engine: weights "

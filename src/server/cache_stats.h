@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/budget.h"
+#include "cache/disk_tier.h"
 #include "cache/resident_prefix.h"
 #include "cache/response_cache.h"
 #include "cache/stat_field.h"
@@ -66,6 +67,8 @@ struct CacheStats {
   cache::BudgetStats memory;
   double planner_tokens_per_s = 0.0;
   int64_t planner_measured_prefills = 0;
+  bool disk_enabled = false;
+  cache::DiskTierStats disk;
 };
 
 // GET /v1/cache/stats (docs/cache.md "Stats").

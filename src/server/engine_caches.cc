@@ -68,6 +68,12 @@ EngineCaches::EngineCaches(const CacheOptions& options, engine::Engine& engine,
   publish_stats();
 }
 
+void EngineCaches::attach_disk_tier(std::unique_ptr<cache::DiskTier> disk) {
+  disk_ = std::move(disk);
+  if (disk_) planner_.add_source(disk_.get());
+  publish_stats();
+}
+
 // The rows' own tokens up to the end anchor, then the client's text after it re-tokenized,
 // when the client's text starts with the rows' text (docs/end-alignment.md).
 std::optional<std::vector<int32_t>> EngineCaches::align_by_text(
@@ -138,6 +144,20 @@ cache::ResumeOffer EngineCaches::restore(std::span<const int32_t> served,
                                          const std::string& session, int64_t max_tokens,
                                          cache::ResumeOffer chosen) {
   rows_before_.assign(resident_.tokens().begin(), resident_.tokens().end());
+  // Rows of the previous prompt the disk tier reads nothing over: this prompt's own, exact.
+  const int64_t taint = resident_.taint();
+  const int64_t rows_in_place =
+      resident_.guest_active()
+          ? 0
+          : std::min(common_prefix(rows_before_, served),
+                     taint == cache::ResidentPrefix::kNoTaint ? INT64_MAX : taint);
+  if (disk_) {
+    // The disk writer stops copying rows this request may overwrite: every row unless it
+    // resumes in place.
+    const bool in_place =
+        chosen.source == cache::ResumeSource::kAnchor || chosen.source == cache::ResumeSource::kEnd;
+    disk_->fence(in_place ? chosen.resume_at : 0);
+  }
   if (core::Status s = resident_.begin(engine_, served, session, max_tokens, chosen); !s.is_ok()) {
     ANCHORAGE_LOG_WARN("cache: resident begin refused its offer (%s); starting cold",
                        s.message().c_str());
@@ -150,6 +170,13 @@ cache::ResumeOffer EngineCaches::restore(std::span<const int32_t> served,
       if (auto restored = store_.take(engine_, chosen); !restored) {
         ANCHORAGE_LOG_WARN("cache: store restore failed (%s); starting cold",
                            restored.error().message().c_str());
+        engine_.reset();
+        chosen = cache::ResumeOffer{};
+      }
+      break;
+    case cache::ResumeSource::kDisk:
+      if (core::Status s = disk_->restore(engine_, served, chosen, rows_in_place); !s.is_ok()) {
+        ANCHORAGE_LOG_WARN("cache: disk restore failed (%s); starting cold", s.to_string().c_str());
         engine_.reset();
         chosen = cache::ResumeOffer{};
       }
@@ -203,6 +230,7 @@ core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
       const int64_t line = store_.prefix_line(int64_t(start.served.tokens.size()), engine_);
       if (line > start.resume_at()) start.prefix_line = line;
     }
+    if (disk_) plan_disk_writes(job, session, &start);
   }
   start_from(&start);
   const std::string_view source = cache::name(start.split.source);
@@ -214,11 +242,31 @@ core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
   return start;
 }
 
+// The disk tier's admission, once the start is known: only a start that is a cold prefill's
+// bits of the client's own tokens writes (the tier promises exactly those bits).
+void EngineCaches::plan_disk_writes(const GenerationJob& job, const std::string& session,
+                                    CacheStart* start) {
+  cache::DiskWriteRequest req;
+  req.prompt = start->served.tokens;
+  req.resume_at = start->resume_at();
+  req.exact = start->offer.exact && start->served.differing() == 0;
+  req.session = session;
+  req.head_end = job.head_end;
+  const int64_t taint = resident_.taint();
+  req.taint = taint == cache::ResidentPrefix::kNoTaint ? INT64_MAX : taint;
+  start->disk_lines = disk_->plan_writes(req);
+}
+
 engine::PrefillOptions EngineCaches::prefill_hooks(const CacheStart& start) {
   engine::PrefillOptions o;
   o.extra_lines = resident_.branch_lines();
+  o.extra_lines.insert(o.extra_lines.end(), start.disk_lines.begin(), start.disk_lines.end());
   o.on_anchor = [this, &start](int64_t position, bool is_end) {
     resident_.on_anchor(engine_, position, is_end);
+    if (disk_ && !start.disk_lines.empty()) {
+      if (!is_end) disk_->on_line(engine_, position);
+      if (is_end) disk_->after_prefill(engine_);
+    }
     if (start.prefix_line > 0 && position == start.prefix_line) {
       const int64_t taint = resident_.taint();
       // What the put did is counted in the store's stats.
@@ -326,10 +374,12 @@ CachePeek EngineCaches::peek(const std::vector<int32_t>& prompt, const std::stri
   CachePeek p;
   p.split = start.split;
   p.reread_eta_ms = plan.reread_eta_ms;
+  p.restore_ms = plan.chosen.restore_ms;
   return p;
 }
 
 void EngineCaches::abandon() {
+  if (disk_) disk_->fence(0);
   pending_snapshot_.reset();
   resident_.clear();
   regions_.clear();
@@ -337,7 +387,9 @@ void EngineCaches::abandon() {
   publish_stats();
 }
 
-void EngineCaches::clear() {
+void EngineCaches::clear(bool disk) {
+  if (disk_) disk_->fence(0);
+  if (disk_ && disk) disk_->clear(/*counts=*/true);
   core::ignore_status(resident_.finish_request(engine_), "cache: resident finish");
   pending_snapshot_.reset();
   resident_.clear();
@@ -364,6 +416,8 @@ void EngineCaches::publish_stats() {
   s.memory = budget_.stats();
   s.planner_tokens_per_s = planner_.tokens_per_s();
   s.planner_measured_prefills = planner_.measured_prefills();
+  s.disk_enabled = disk_ != nullptr;
+  if (disk_) s.disk = disk_->stats();
   std::lock_guard<std::mutex> lock(stats_mu_);
   stats_ = std::move(s);
 }

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "cache/budget.h"
+#include "cache/disk_tier.h"
 #include "cache/planner.h"
 #include "cache/resident_prefix.h"
 #include "cache/response_cache.h"
@@ -69,6 +70,7 @@ struct CacheStart {
   cache::ResumeOffer offer;                       // the restored offer (resume_at 0, kCold: none)
   CacheSplit split;                               // start_from's figures for usage
   int64_t prefix_line = 0;                        // the store's prefix snapshot line (0: none)
+  std::vector<int64_t> disk_lines;                // where the disk tier copies sections
   std::optional<cache::CachedResponse> response;  // a response-cache hit: no engine work
 
   int64_t resume_at() const { return offer.resume_at; }
@@ -77,7 +79,8 @@ struct CacheStart {
 // What /v1/cache/peek answers.
 struct CachePeek {
   CacheSplit split;
-  double reread_eta_ms = 0.0;
+  double reread_eta_ms = 0.0;  // the re-read and the restore's read (restore_ms)
+  double restore_ms = 0.0;     // a disk tier's estimated read; 0 for RAM tiers
 };
 
 class EngineCaches {
@@ -88,6 +91,10 @@ class EngineCaches {
   EngineCaches& operator=(const EngineCaches&) = delete;
 
   const CacheOptions& options() const { return options_; }
+  // Adds the disk tier (before the first request): the Planner asks it after every RAM tier,
+  // and the request path restores from it, fences its writer and plans its writes.
+  void attach_disk_tier(std::unique_ptr<cache::DiskTier> disk);
+  cache::DiskTier* disk_tier() { return disk_.get(); }
 
   // The steps up to the restore: the engine is then at start.resume_at() with the restored
   // state (or reset). ResourceExhausted: the prefill's workspace does not fit the memory peak
@@ -109,8 +116,9 @@ class EngineCaches {
                  const std::string& session);
   // After a failed generation: the engine's state is not trusted, nothing of it is kept.
   void abandon();
-  // Empties every tier (the engine's rows stay, unowned).
-  void clear();
+  // Empties every tier in RAM (the engine's rows stay, unowned); with `disk`, the disk tier's
+  // files and admission counts too.
+  void clear(bool disk = false);
   // Every tier's counters and bytes (GET /v1/cache/stats, /health, /metrics).
   CacheStats stats() const;
 
@@ -124,6 +132,7 @@ class EngineCaches {
   cache::ResumeOffer restore(std::span<const int32_t> served, const std::string& session,
                              int64_t max_tokens, cache::ResumeOffer chosen);
   void start_from(CacheStart* start) const;
+  void plan_disk_writes(const GenerationJob& job, const std::string& session, CacheStart* start);
   void settle_snapshot(std::span<const int32_t> served, const std::string& session);
   // After the generation.
   void keep_snapshot(const std::vector<int32_t>& forwarded, const std::string& session);
@@ -139,6 +148,7 @@ class EngineCaches {
   cache::ResponseCache responses_;
   cache::Budget budget_;
   cache::Planner planner_;
+  std::unique_ptr<cache::DiskTier> disk_;
   // The generated regions of the rows in place (end alignment's "reasoning the client drops").
   std::vector<text::GeneratedRegion> regions_;
   std::vector<int32_t> rows_before_;  // the resident tokens when the request began

@@ -35,6 +35,9 @@ struct GenerationJob {
   // Chat: the rendered prompt text, for the caches' end alignment on the engine thread only
   // (never logged or kept). Empty for completions.
   std::string prompt_text;
+  // Where the last user message starts in `prompt` (the disk tier's head anchors go below
+  // it); -1 when not known (a raw completion).
+  int64_t head_end = -1;
   // A greedy request's canonical parameters (the response cache's key with the prompt);
   // empty: not cacheable.
   std::string response_key;

@@ -118,8 +118,10 @@ Status put_anchor(BlobStore& store, const std::string& fingerprint, const Anchor
                   const SectionCopy& sections, const core::StateLayout& layout) {
   std::vector<std::string> chunks;
   for (const CacheKey& k : info.chunks) chunks.push_back(k.hex());
-  nlohmann::json meta = {
-      {"fingerprint", fingerprint}, {"position", info.position}, {"chunks", chunks}};
+  nlohmann::json meta = {{"fingerprint", fingerprint},
+                         {"position", info.position},
+                         {"written", info.written_s},
+                         {"chunks", chunks}};
   CacheFileWriter w(CacheFileKind::kAnchor, info.key, std::move(meta));
   for (size_t i = 0; i < layout.sections.size(); ++i)
     w.add_section(layout.sections[i].name, std::string(core::dtype_name(layout.sections[i].dtype)),
@@ -153,8 +155,9 @@ core::Result<AnchorInfo> anchor_info(const CacheFile& file, const std::string& f
   AnchorInfo info;
   info.key = file.key();
   info.bytes = file.file_bytes();
-  if (!get_i64(m, "position", &info.position) || info.position <= 0 || !m.contains("chunks") ||
-      !m["chunks"].is_array() || m["chunks"].empty())
+  if (!get_i64(m, "position", &info.position) || info.position <= 0 ||
+      !get_i64(m, "written", &info.written_s) || !m.contains("chunks") || !m["chunks"].is_array() ||
+      m["chunks"].empty())
     return corrupt(Reason::kLengthRange, "an anchor's header is malformed");
   for (const nlohmann::json& k : m["chunks"]) {
     auto key = get_key(k);

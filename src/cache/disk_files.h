@@ -34,6 +34,7 @@ struct AnchorInfo {
   CacheKey key;
   int64_t position = 0;
   std::vector<CacheKey> chunks;  // bottom up; the last one ends at position
+  int64_t written_s = 0;         // wall-clock seconds when it was written
   uint64_t bytes = 0;
 };
 

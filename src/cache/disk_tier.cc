@@ -71,6 +71,7 @@ core::Result<std::unique_ptr<DiskTier>> DiskTier::open(std::unique_ptr<BlobStore
   std::unique_ptr<DiskTier> tier(
       new DiskTier(std::move(store), std::move(fingerprint), layout, grid, std::move(options)));
   if (Status s = tier->scan(); !s.is_ok()) return s;
+  tier->paused_ = tier->options_.writer_paused;
   tier->writer_ = std::thread([t = tier.get()] { t->writer_loop(); });
   return tier;
 }
@@ -190,9 +191,11 @@ Status DiskTier::scan() {
       core::ignore_status(store_->remove(kAdmissionName), "disk tier: remove admission file");
     }
   }
-  const int64_t now = now_s();
+  // An anchor the usage records do not know (its writer died before saving them) counts as
+  // used when it was written.
   for (auto& [key, a] : anchors_)
-    if (a.last_used_s == 0) a.last_used_s = now;
+    if (a.last_used_s == 0) a.last_used_s = a.info.written_s;
+  counts_.counted_lines = int64_t(admission_.size());
   evict_locked();
   return Status::ok();
 }
@@ -386,20 +389,6 @@ void DiskTier::after_prefill(engine::Engine& engine) {
     job->tokens.clear();
   }
   {
-    std::lock_guard<std::mutex> lock(index_mu_);
-    std::vector<std::byte> usage(anchors_.size() * kUsageRecordBytes);
-    std::byte* q = usage.data();
-    for (const auto& [key, a] : anchors_) {
-      put_u64le(q, key.lo);
-      put_u64le(q + 8, key.hi);
-      put_u32le(q + 16, uint32_t(std::min<int64_t>(a.hits, UINT32_MAX)));
-      put_u32le(q + 20, 0);
-      put_u64le(q + 24, uint64_t(a.last_used_s));
-      q += kUsageRecordBytes;
-    }
-    job->usage = std::move(usage);
-  }
-  {
     std::lock_guard<std::mutex> lock(job_mu_);
     jobs_.push_back(std::move(job));
   }
@@ -411,12 +400,21 @@ void DiskTier::flush() {
   job_cv_.wait(lock, [&] { return jobs_.empty() && running_ == nullptr; });
 }
 
+void DiskTier::resume_writer() {
+  {
+    std::lock_guard<std::mutex> lock(job_mu_);
+    paused_ = false;
+  }
+  job_cv_.notify_all();
+}
+
 void DiskTier::writer_loop() {
   for (;;) {
     std::unique_ptr<Job> job;
     {
       std::unique_lock<std::mutex> lock(job_mu_);
-      job_cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+      job_cv_.wait(lock, [&] { return stop_ || (!paused_ && !jobs_.empty()); });
+      if (stop_ && paused_) return;
       if (jobs_.empty()) return;  // stop_ with nothing left
       job = std::move(jobs_.front());
       jobs_.pop_front();
@@ -510,6 +508,7 @@ void DiskTier::run_job(Job& job) {
     }
     a.key = chain.at(p).key;
     a.position = p;
+    a.written_s = now_s();
     {
       std::lock_guard<std::mutex> lock(index_mu_);
       bool whole = true;
@@ -549,10 +548,13 @@ void DiskTier::run_job(Job& job) {
   // The admission counts and the anchors' use: small, written after every request.
   {
     bool skip;
+    std::vector<std::byte> usage;
     {
       std::lock_guard<std::mutex> lock(index_mu_);
       skip = write_failed_;
+      usage = encode_usage_locked();
     }
+    job.usage = std::move(usage);
     if (!skip) {
       CacheFileWriter w(CacheFileKind::kCounts, CacheKey{},
                         nlohmann::json{{"records", job.counts.size() / 24}});
@@ -564,6 +566,20 @@ void DiskTier::run_job(Job& job) {
   }
   std::lock_guard<std::mutex> lock(index_mu_);
   evict_locked();
+}
+
+std::vector<std::byte> DiskTier::encode_usage_locked() const {
+  std::vector<std::byte> usage(anchors_.size() * kUsageRecordBytes);
+  std::byte* q = usage.data();
+  for (const auto& [key, a] : anchors_) {
+    put_u64le(q, key.lo);
+    put_u64le(q + 8, key.hi);
+    put_u32le(q + 16, uint32_t(std::min<int64_t>(a.hits, UINT32_MAX)));
+    put_u32le(q + 20, 0);
+    put_u64le(q + 24, uint64_t(a.last_used_s));
+    q += kUsageRecordBytes;
+  }
+  return usage;
 }
 
 void DiskTier::remove_anchor_locked(const CacheKey& key) {

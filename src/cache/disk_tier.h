@@ -63,6 +63,8 @@ struct DiskTierOptions {
   double prior_read_bytes_per_s = 1.0e9;
   // Wall-clock seconds since the epoch (tests fake it; the TTL and the value's halving).
   std::function<int64_t()> now_s;
+  // Tests: the writer takes no job until resume_writer() (a fence can then come first).
+  bool writer_paused = false;
 };
 
 // Counters and bytes for /v1/cache/stats, /metrics (anchorage_disk_*) and /health.
@@ -163,6 +165,8 @@ class DiskTier : public OfferSource {
 
   // Waits until the writer has nothing left (tests, shutdown, the benchmark).
   void flush();
+  // Lets a writer opened with writer_paused take its jobs.
+  void resume_writer();
   // Deletes every file (and, with counts, the admission counts too).
   void clear(bool counts);
   DiskTierStats stats() const;
@@ -189,7 +193,7 @@ class DiskTier : public OfferSource {
   void drop_corrupt_locked(const CacheKey& key, bool is_anchor, const core::Status& why);
   void remove_anchor_locked(const CacheKey& key);
   void evict_locked();
-  void save_counts();
+  std::vector<std::byte> encode_usage_locked() const;
   bool usable_locked(const AnchorEntry& a) const;
 
   std::unique_ptr<BlobStore> store_;
@@ -218,6 +222,7 @@ class DiskTier : public OfferSource {
   std::deque<std::unique_ptr<Job>> jobs_;
   Job* running_ = nullptr;  // the job the writer is on (job_mu_)
   bool stop_ = false;
+  bool paused_ = false;
   std::mutex rows_mu_;         // held while the writer copies rows out of the engine
   int64_t fence_ = INT64_MAX;  // rows at or past it are no longer the job's (rows_mu_)
   std::thread writer_;

@@ -68,6 +68,10 @@ EngineCaches::EngineCaches(const CacheOptions& options, engine::Engine& engine,
   publish_stats();
 }
 
+EngineCaches::~EngineCaches() {
+  if (disk_) disk_->flush();
+}
+
 void EngineCaches::attach_disk_tier(std::unique_ptr<cache::DiskTier> disk) {
   disk_ = std::move(disk);
   if (disk_) planner_.add_source(disk_.get());

@@ -87,6 +87,8 @@ class EngineCaches {
  public:
   EngineCaches(const CacheOptions& options, engine::Engine& engine,
                const text::Tokenizer& tokenizer);
+  // Waits for the disk tier's writer (it reads the engine's rows: the engine outlives this).
+  ~EngineCaches();
   EngineCaches(const EngineCaches&) = delete;
   EngineCaches& operator=(const EngineCaches&) = delete;
 

@@ -43,6 +43,8 @@ GenerationJob make_job(Service& svc, const CompletionRequest& request, std::vect
   job.top_logprobs = request.logprobs ? request.top_logprobs : -1;
   job.session = request.session;
   job.prompt_text = std::move(prompt_text);
+  if (request.endpoint == Endpoint::kChat)
+    job.head_end = last_user_message_start(job.prompt, svc.tokenizer);
   job.stop_after = make_stop_check(svc.tokenizer, request.stop);
   if (request.endpoint == Endpoint::kChat) {
     ConstraintSpec spec = request.constraint;

@@ -7,6 +7,16 @@
 
 namespace anchorage::server {
 
+int64_t last_user_message_start(const std::vector<int32_t>& ids,
+                                const text::Tokenizer& tokenizer) {
+  const std::optional<int32_t> start = tokenizer.token_id("<|im_start|>");
+  const std::optional<int32_t> user = tokenizer.token_id("user");
+  if (!start || !user) return -1;
+  for (size_t i = ids.size(); i-- > 1;)
+    if (ids[i] == *user && ids[i - 1] == *start) return int64_t(i - 1);
+  return -1;
+}
+
 std::optional<ApiError> build_prompt(const CompletionRequest& request,
                                      const text::Tokenizer& tokenizer, int64_t vocab_size,
                                      int64_t capacity, std::vector<int32_t>* ids,

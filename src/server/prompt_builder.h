@@ -21,6 +21,11 @@ class Tokenizer;
 
 namespace anchorage::server {
 
+// Where the last user message starts in a chat prompt's ids: the index of its last
+// "<|im_start|>user" pair (the disk tier's head anchors go below it: the next session in the
+// same folder parts there). -1 when there is none.
+int64_t last_user_message_start(const std::vector<int32_t>& ids, const text::Tokenizer& tokenizer);
+
 std::optional<ApiError> build_prompt(const CompletionRequest& request,
                                      const text::Tokenizer& tokenizer, int64_t vocab_size,
                                      int64_t capacity, std::vector<int32_t>* ids,

@@ -161,6 +161,25 @@ TEST_P(PosixFsTest, OddAppendsAcrossBlocksReadBackAtAnyOffsetAndAlignment) {
   expect_io_path();
 }
 
+TEST_P(PosixFsTest, AlignedAppendsGoStraightThroughAndMixWithStagedOnes) {
+  const std::string path = dir_.path() + "/aligned";
+  const auto src = random_bytes(5 * 4096 + 100, 21);
+  Aligned a(src.size());
+  std::memcpy(a.p, src.data(), src.size());
+  const auto odd = random_bytes(10, 22);
+  auto f = fs_.create(path);
+  ASSERT_TRUE(f.has_value());
+  ASSERT_TRUE((*f)->append(std::span(a.p, a.size)).is_ok());  // 5 blocks direct, 100 staged
+  ASSERT_TRUE((*f)->append(odd).is_ok());
+  ASSERT_TRUE((*f)->append(std::span(a.p, 3 * 4096)).is_ok());  // staged: after a partial block
+  ASSERT_TRUE((*f)->sync().is_ok());
+  ASSERT_TRUE((*f)->close().is_ok());
+  std::vector<std::byte> want = src;
+  want.insert(want.end(), odd.begin(), odd.end());
+  want.insert(want.end(), src.begin(), src.begin() + 3 * 4096);
+  EXPECT_EQ(read_all(path), want);
+}
+
 TEST_P(PosixFsTest, SyncMidwayKeepsTheTrueLengthAndLaterAppendsContinueIt) {
   const std::string path = dir_.path() + "/mid";
   auto a = random_bytes(5000, 7), b = random_bytes(3000, 8), c = random_bytes(4096, 9);

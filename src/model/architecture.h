@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/state_layout.h"
 #include "core/thread_pool.h"
 #include "model/op_profile.h"
@@ -51,6 +53,13 @@ class Architecture {
   virtual int64_t exact_granularity() const = 0;
   // Bytes of weights one decode step reads (for the memory-bandwidth bound).
   virtual int64_t weight_bytes() const = 0;
+  // What computes this model's rows, for the cache fingerprint (cache/fingerprint.h,
+  // docs/disk-tier.md): a JSON object with the architecture, its config, the dtypes it computes
+  // and stores rows in, its exact granularity, the kernel ISA in use and
+  // kernels::kKernelVersion. Not the weights' bytes (the fingerprint identifies them by
+  // content) and nothing that cannot change a row (threads, chunk size, eos ids). Callers
+  // include <nlohmann/json.hpp>.
+  virtual nlohmann::json manifest() const = 0;
 
   // Runs the model on tokens [pos0, pos0+T): reads view rows [0, pos0), writes view rows
   // [pos0, pos0+T), updates sections in place (they must hold the state after pos0 tokens; all

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include <nlohmann/json.hpp>
+
 #include "core/check.h"
 #include "core/dtype.h"
 #include "core/rng.h"
@@ -41,7 +43,7 @@ int64_t tag_at(int64_t cap, int64_t c, int64_t pos) {
 
 }  // namespace
 
-ToyArchitecture::ToyArchitecture(uint64_t seed) {
+ToyArchitecture::ToyArchitecture(uint64_t seed) : seed_(seed) {
   core::Rng rng(seed);
   fill(embed_, size_t(kVocab * D), rng, 1.0);
   fill(conv_, size_t(4 * D), rng, 0.5);
@@ -171,6 +173,13 @@ void ToyArchitecture::forward(const model::ForwardRequest& req, const model::Sta
     float* out = t >= req.logits_from ? req.logits + (t - req.logits_from) * kVocab : nullptr;
     read_row(req.pos0 + t, rows + t * kRowFloats, state, out);
   });
+}
+
+nlohmann::json ToyArchitecture::manifest() const {
+  return nlohmann::json{{"architecture", "toy"},
+                        {"toy_version", kToyVersion},
+                        {"seed", seed_},
+                        {"exact_granularity", kGroup}};
 }
 
 std::unique_ptr<model::Architecture> make_toy_architecture(uint64_t seed) {

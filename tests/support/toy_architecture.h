@@ -40,6 +40,10 @@ class ToyArchitecture final : public model::Architecture {
   int64_t workspace_bytes(int64_t max_tokens) const override;
   int64_t exact_granularity() const override { return kGroup; }
   int64_t weight_bytes() const override;
+  // {architecture: toy, toy_version, seed}: its weights come from the seed, its arithmetic is
+  // its own scalar code (no kernels, so no ISA) whose version is kToyVersion.
+  nlohmann::json manifest() const override;
+  static constexpr int kToyVersion = 1;
   void forward(const model::ForwardRequest& req, const model::StateBuffers& state, void* workspace,
                core::ThreadPool* pool) const override;
 
@@ -49,6 +53,7 @@ class ToyArchitecture final : public model::Architecture {
   void read_row(int64_t pos, const float* row, const model::StateBuffers& state,
                 float* logits) const;
 
+  uint64_t seed_;
   std::vector<float> embed_;  // [kVocab][kDim]
   std::vector<float> conv_;   // [4][kDim]: tap 3 multiplies the current token
   std::vector<float> proj_;   // [kDim][kValWidth]

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/dtype.h"
 #include "core/status.h"
 
@@ -97,5 +99,9 @@ core::Result<Qwen35Config> qwen35_preset(std::string_view name);
 // Parses an HF config.json (Qwen3-Next: fields at the top level; Qwen3.5: under text_config)
 // and validates it. Errors name the missing or invalid field.
 core::Result<Qwen35Config> parse_hf_config(std::string_view json_text);
+
+// The fields that compute rows, by their §1.2 names, for Qwen35Model::manifest(): every field
+// but model_type (a label) and eos_token_ids (they end a generation, they compute no row).
+nlohmann::json config_to_json(const Qwen35Config& c);
 
 }  // namespace anchorage::model::qwen35

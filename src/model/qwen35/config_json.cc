@@ -229,4 +229,42 @@ core::Result<Qwen35Config> parse_hf_config(std::string_view json_text) {
   return c;
 }
 
+json config_to_json(const Qwen35Config& c) {
+  json layer_types = json::array();
+  for (LayerKind k : c.layer_types)
+    layer_types.push_back(k == LayerKind::kFullAttention ? "full_attention" : "linear_attention");
+  return json{
+      {"hidden_size", c.hidden_size},
+      {"num_hidden_layers", c.num_hidden_layers},
+      {"layer_types", layer_types},
+      {"linear_num_key_heads", c.linear_num_key_heads},
+      {"linear_num_value_heads", c.linear_num_value_heads},
+      {"linear_key_head_dim", c.linear_key_head_dim},
+      {"linear_value_head_dim", c.linear_value_head_dim},
+      {"linear_conv_kernel_dim", c.linear_conv_kernel_dim},
+      {"value_heads_tiled", c.value_heads_tiled},
+      {"num_attention_heads", c.num_attention_heads},
+      {"num_key_value_heads", c.num_key_value_heads},
+      {"head_dim", c.head_dim},
+      {"partial_rotary_factor", c.partial_rotary_factor},
+      {"rope_theta", c.rope_theta},
+      {"attention_bias", c.attention_bias},
+      {"attn_output_gate", c.attn_output_gate},
+      {"rms_norm_eps", c.rms_norm_eps},
+      {"hidden_act", c.hidden_act},
+      {"intermediate_size", c.intermediate_size},
+      {"num_experts", c.num_experts},
+      {"num_experts_per_tok", c.num_experts_per_tok},
+      {"moe_intermediate_size", c.moe_intermediate_size},
+      {"shared_expert_intermediate_size", c.shared_expert_intermediate_size},
+      {"norm_topk_prob", c.norm_topk_prob},
+      {"decoder_sparse_step", c.decoder_sparse_step},
+      {"mlp_only_layers", c.mlp_only_layers},
+      {"vocab_size", c.vocab_size},
+      {"tie_word_embeddings", c.tie_word_embeddings},
+      {"max_position_embeddings", c.max_position_embeddings},
+      {"mtp_num_hidden_layers", c.mtp_num_hidden_layers},
+  };
+}
+
 }  // namespace anchorage::model::qwen35

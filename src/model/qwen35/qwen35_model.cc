@@ -2,9 +2,14 @@
 #include "model/qwen35/qwen35_model.h"
 
 #include <algorithm>
+#include <set>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "core/check.h"
+#include "core/isa.h"
+#include "kernels/kernel_version.h"
 #include "model/qwen35/scratch.h"
 
 namespace anchorage::model::qwen35 {
@@ -46,6 +51,42 @@ int64_t Qwen35Model::workspace_bytes(int64_t max_tokens) const {
 
 namespace {
 
+// The storage types of every linear layer (a quantized dtype may fall back per tensor, and a
+// GGUF file keeps its own mix), which is what the GEMMs compute from.
+std::set<std::string> linear_dtypes(const Qwen35Weights& w) {
+  std::set<std::string> out;
+  auto add = [&](const kernels::PackedWeight& p) {
+    if (p.rows() > 0) out.insert(std::string(core::dtype_name(p.dtype())));
+  };
+  auto add_ffn = [&](const DenseFfnWeights& f) {
+    add(f.gate);
+    add(f.up);
+    add(f.down);
+  };
+  add(w.embed);
+  add(w.lm_head);
+  for (const LayerWeights& l : w.layers) {
+    if (const auto* g = std::get_if<GdnWeights>(&l.mixer)) {
+      for (const auto* p :
+           {&g->in_proj_qkv, &g->in_proj_z, &g->in_proj_b, &g->in_proj_a, &g->out_proj})
+        add(*p);
+    } else {
+      const auto& a = std::get<AttentionWeights>(l.mixer);
+      for (const auto* p : {&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj}) add(*p);
+    }
+    if (const auto* d = std::get_if<DenseFfnWeights>(&l.ffn)) {
+      add_ffn(*d);
+    } else {
+      const auto& m = std::get<MoeFfnWeights>(l.ffn);
+      add(m.router);
+      for (const auto& e : m.experts) add_ffn(e);
+      add_ffn(m.shared);
+      add(m.shared_scale);
+    }
+  }
+  return out;
+}
+
 Status check_options(const Qwen35Options& opts) {
   auto ok = [](core::DType t) { return t == core::DType::kF32 || t == core::DType::kBF16; };
   if (!ok(opts.kv_dtype)) return Status::unsupported("kv dtype must be f32 or bf16");
@@ -53,6 +94,19 @@ Status check_options(const Qwen35Options& opts) {
 }
 
 }  // namespace
+
+nlohmann::json Qwen35Model::manifest() const {
+  return nlohmann::json{
+      {"architecture", "qwen35"},
+      {"config", config_to_json(cfg_)},
+      {"linear_dtypes", linear_dtypes(w_)},
+      // Norms, vectors, the GDN state and the conv tail are f32 whatever the options say.
+      {"kv_dtype", std::string(core::dtype_name(opts_.kv_dtype))},
+      {"exact_granularity", exact_granularity()},
+      {"kernel_isa", std::string(core::isa_name(core::active_isa()))},
+      {"kernel_version", kernels::kKernelVersion},
+  };
+}
 
 core::Result<std::unique_ptr<Architecture>> make_random_qwen35(const Qwen35Config& cfg,
                                                                uint64_t seed,

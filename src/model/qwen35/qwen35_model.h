@@ -40,6 +40,9 @@ class Qwen35Model final : public Architecture {
   // Every kernel is batch-invariant and GDN runs the per-token recurrence (architecture.md §4).
   int64_t exact_granularity() const override { return 1; }
   int64_t weight_bytes() const override { return weight_bytes_; }
+  // {architecture, config, linear_dtypes (those the packed weights hold), kv_dtype,
+  // exact_granularity, kernel_isa, kernel_version}.
+  nlohmann::json manifest() const override;
   void forward(const ForwardRequest& req, const StateBuffers& state, void* workspace,
                core::ThreadPool* pool) const override;
 

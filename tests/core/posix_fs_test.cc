@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -293,6 +294,37 @@ TEST_P(PosixFsTest, AtomicWriteAndTmpCleanup) {
   ASSERT_TRUE(removed.has_value());
   EXPECT_EQ(*removed, 1);
   EXPECT_EQ(*fs_.list(d), std::vector<std::string>{"whole"});
+}
+
+// Pages of `path` in the page cache (mincore over a mapping that touches nothing).
+size_t resident_pages(const std::string& path, size_t bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  EXPECT_GE(fd, 0);
+  void* m = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  EXPECT_NE(m, MAP_FAILED);
+  const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> in_core((bytes + page - 1) / page);
+  EXPECT_EQ(::mincore(m, bytes, in_core.data()), 0);
+  ::munmap(m, bytes);
+  size_t n = 0;
+  for (unsigned char c : in_core) n += c & 1;
+  return n;
+}
+
+// Cache files stay out of the page cache, by O_DIRECT or by fadvise after the sync and after
+// each read. tmpfs is the page cache, so only a disk-backed file system can show it.
+TEST_P(PosixFsTest, CacheFilesLeaveNoPagesInThePageCache) {
+  if (std::string(GetParam().base) != "/tmp") GTEST_SKIP() << "tmpfs pages are the file";
+  const std::string path = dir_.path() + "/cold";
+  const auto data = random_bytes(3 * 1024 * 1024 + 5, 31);
+  ASSERT_TRUE(write_file_atomically(fs_, path, data).is_ok());
+  EXPECT_EQ(resident_pages(path, data.size()), 0u);
+  EXPECT_EQ(read_all(path), data);
+  EXPECT_EQ(resident_pages(path, data.size()), 0u);
+  // The check can fail: a plain buffered read leaves the pages behind.
+  std::ifstream(path, std::ios::binary).ignore(1 << 20);
+  EXPECT_GT(resident_pages(path, data.size()), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dirs, PosixFsTest,

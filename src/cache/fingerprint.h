@@ -36,7 +36,7 @@ struct Fingerprint {
 
 // Where the model's weights come from: a file, or a generator.
 struct WeightsOrigin {
-  std::string file;  // a weights file (GGUF), identified by content, never by path
+  std::string file;  // a weights file (GGUF), identified by content, never by path; wins if set
   // Generated weights (file == ""): the preset's name and the seed.
   std::string preset;
   uint64_t seed = 0;

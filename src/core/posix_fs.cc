@@ -89,9 +89,14 @@ Result<size_t> pread_full(int fd, std::byte* p, size_t n, uint64_t off, bool dir
 }
 
 // Buffered I/O on a cache file: drop its pages so a multi-GB head does not push the model's
-// weights out of the page cache. Advice only: a failure changes no byte, so it is not an error.
+// weights out of the page cache. The kernel drops only whole pages inside the range, so the
+// range is widened to page boundaries (a read at offset 1 must drop its first page too).
+// Advice only: a failure changes no byte, so it is not an error.
 void drop_pages(int fd, uint64_t off, uint64_t n) {
-  (void)::posix_fadvise(fd, off_t(off), off_t(n), POSIX_FADV_DONTNEED);
+  static const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+  const uint64_t begin = off / page * page;
+  const uint64_t end = n == 0 ? 0 : (off + n + page - 1) / page * page;
+  (void)::posix_fadvise(fd, off_t(begin), n == 0 ? 0 : off_t(end - begin), POSIX_FADV_DONTNEED);
 }
 
 class PosixReadableFile : public ReadableFile {

@@ -12,7 +12,9 @@
 //     the file is ftruncate()d to its true length; the partial block stays staged, so a later
 //     append rewrites that block whole (offsets stay aligned). We pad rather than reopen
 //     without O_DIRECT for the tail: one descriptor, one code path, and the padding never
-//     outlives the ftruncate that follows it in the same call.
+//     outlives the ftruncate that follows it in the same call — unless the process dies
+//     between the two, which leaves up to 4 KiB of zeros after the last append: harmless for a
+//     `.tmp` (deleted at start), a torn tail for an append-only file's reader.
 // Where the file system refuses O_DIRECT (EINVAL at open: tmpfs before Linux 6.6, some FUSE
 // file systems) the file is used buffered, and posix_fadvise(POSIX_FADV_DONTNEED) drops its
 // pages after every sync and read, for the same reason.

@@ -160,6 +160,19 @@ TEST(FaultFs, AFailedAtomicWriteNeverLeavesAPartialFile) {
   EXPECT_EQ(failed_writes, (1 + 3 + 1 + 1 + 1 + 1) * 4);
 }
 
+TEST(FaultFs, AShortWriteInsideTheProtocolLeavesNoPartialFile) {
+  for (int64_t n = 1; n <= 3; ++n)
+    for (bool with_old : {false, true}) {
+      MemFs mem;
+      init(mem, with_old);
+      FaultFs fs(mem);
+      fs.short_write_nth(n, 4);
+      EXPECT_FALSE(write_new(fs).is_ok()) << n;
+      EXPECT_FALSE(has_tmp(mem)) << n;
+      expect_whole(mem, with_old, "short append #" + std::to_string(n));
+    }
+}
+
 // A power cut right after each step of the protocol (and after each append): after the cut
 // and remove_tmp_files there is no .tmp, and the final path holds the old or the new file whole
 // — the new one for certain once the directory was synced.

@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -295,12 +296,50 @@ TEST_P(PosixFsTest, AtomicWriteAndTmpCleanup) {
   EXPECT_EQ(*fs_.list(d), std::vector<std::string>{"whole"});
 }
 
+// Pages of `path` in the page cache (mincore over a mapping that touches nothing).
+size_t resident_pages(const std::string& path, size_t bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  EXPECT_GE(fd, 0);
+  void* m = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  EXPECT_NE(m, MAP_FAILED);
+  const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> in_core((bytes + page - 1) / page);
+  EXPECT_EQ(::mincore(m, bytes, in_core.data()), 0);
+  ::munmap(m, bytes);
+  size_t n = 0;
+  for (unsigned char c : in_core) n += c & 1;
+  return n;
+}
+
 INSTANTIATE_TEST_SUITE_P(Dirs, PosixFsTest,
                          ::testing::Values(FsCase{"tmp", "/tmp", false},
                                            FsCase{"tmp_buffered", "/tmp", true},
                                            FsCase{"shm", "/dev/shm", false},
                                            FsCase{"shm_buffered", "/dev/shm", true}),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// Cache files stay out of the page cache, by O_DIRECT or by fadvise after the sync and after
+// each read. tmpfs is the page cache, so only a disk-backed file system (/tmp here) shows it.
+TEST(PosixFsPageCache, CacheFilesLeaveNoPagesInThePageCache) {
+  for (bool refuse_direct : {false, true}) {
+    TempDir dir("/tmp");
+    PosixFs fs(PosixFsOptions{true, refuse_direct});
+    const std::string path = dir.path() + "/cold";
+    const auto data = random_bytes(3 * 1024 * 1024 + 5, 31);
+    ASSERT_TRUE(write_file_atomically(fs, path, data).is_ok());
+    EXPECT_EQ(resident_pages(path, data.size()), 0u) << refuse_direct;
+    auto f = fs.open_read(path);
+    ASSERT_TRUE(f.has_value());
+    std::vector<std::byte> got(data.size());
+    ASSERT_EQ(*(*f)->read_at(1, std::span(got).subspan(1)), data.size() - 1);
+    EXPECT_EQ(resident_pages(path, data.size()), 0u) << refuse_direct;
+    EXPECT_EQ(std::memcmp(got.data() + 1, data.data() + 1, data.size() - 1), 0);
+    // The check can fail: a plain buffered read leaves the pages behind.
+    std::ifstream(path, std::ios::binary).ignore(1 << 20);
+    EXPECT_GT(resident_pages(path, data.size()), 0u);
+  }
+}
 
 // --- The seam rule: only src/core/posix_fs.cc calls the OS for files. ---
 

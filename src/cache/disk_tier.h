@@ -86,7 +86,6 @@ struct DiskTierStats {
   int64_t evictions = 0;
   int64_t evicted_bytes = 0;
   int64_t swept_files = 0;  // another fingerprint's, or unreadable, at open
-  int64_t tmp_removed = 0;
   int64_t read_mb_per_s = 0;   // measured restore rate (prior until measured)
   int64_t write_mb_per_s = 0;  // measured write rate (0 until measured)
 
@@ -109,7 +108,6 @@ struct DiskTierStats {
     f("evictions", evictions, StatKind::kCounter);
     f("evicted_bytes", evicted_bytes, StatKind::kCounter);
     f("swept_files", swept_files, StatKind::kCounter);
-    f("tmp_removed", tmp_removed, StatKind::kCounter);
     f("read_mb_per_s", read_mb_per_s, StatKind::kGauge);
     f("write_mb_per_s", write_mb_per_s, StatKind::kGauge);
   }

@@ -17,6 +17,7 @@
 #include "core/dtype.h"
 #include "core/log.h"
 #include "core/machine_memory.h"
+#include "server/disk_tier_setup.h"
 #include "server/http_server.h"
 #include "server/served_model.h"
 #include "server/server_options.h"
@@ -30,6 +31,7 @@ namespace {
 
 const cache::ResidentOptions kResident{};
 const cache::StateStoreOptions kStore{};
+const cache::DiskTierOptions kDisk{};
 double gib(int64_t bytes) {
   return double(bytes) / double(int64_t(1) << 30);
 }
@@ -71,6 +73,14 @@ struct ServeArgs {
   int64_t prefix_chunk = kStore.prefix_chunk;
   bool response_cache = server::CacheOptions{}.response_cache;
   double response_cache_mb = double(cache::ResponseCacheOptions{}.max_bytes) / double(1 << 20);
+  // The disk tier (docs/disk-tier.md): "" = the default root, "off" = none.
+  std::string disk_cache;
+  double disk_budget_gb = gib(kDisk.budget_bytes);
+  double disk_min_free_gb = gib(kDisk.min_free_bytes);
+  double disk_ttl_days = double(kDisk.ttl_s) / 86400.0;
+  int64_t disk_admit_after = kDisk.admission.admit_after;
+  int64_t disk_head_anchors = kDisk.admission.head_anchors;
+  int64_t disk_min_tokens = kDisk.admission.min_tokens;
   double mem_ceiling_gib = 0.0;
   double mem_peak_gib = 0.0;
   double reserve_slack_gib = 0.0;
@@ -125,6 +135,19 @@ FlagSet make_flags(ServeArgs* a) {
   f.add_bool("response-cache", &a->response_cache,
              "answer an identical greedy request from the response cache");
   f.add_double("response-cache-mb", &a->response_cache_mb, "MiB of the response cache");
+  f.add_string("disk-cache", &a->disk_cache,
+               "directory of the disk tier (its files in DIR/disk; empty: $XDG_CACHE_HOME/"
+               "anchorage or ~/.cache/anchorage; off: no disk tier)");
+  f.add_double("disk-budget-gb", &a->disk_budget_gb, "GiB the disk tier may hold");
+  f.add_double("disk-min-free-gb", &a->disk_min_free_gb,
+               "GiB the disk tier leaves free on its file system (never below 5 % of it)");
+  f.add_double("disk-ttl-days", &a->disk_ttl_days, "days an unused disk anchor is kept");
+  f.add_int("disk-admit-after", &a->disk_admit_after,
+            "cold reads of a grid line before the disk tier writes an anchor there");
+  f.add_int("disk-head-anchors", &a->disk_head_anchors,
+            "anchors a session's first long request writes below its last user message");
+  f.add_int("disk-min-tokens", &a->disk_min_tokens,
+            "prompts shorter than this write nothing to the disk tier");
   f.add_double("mem-ceiling-gib", &a->mem_ceiling_gib,
                "GiB engine and caches may hold between requests (0: 70/128 of the RAM)");
   f.add_double("mem-peak-gib", &a->mem_peak_gib,
@@ -216,9 +239,25 @@ std::string check_cache_args(const ServeArgs& a, server::CacheOptions* c) {
       {"--store-entry-gb", a.store_entry_gb, kGiB, &c->store_options.entry_bytes},
       {"--response-cache-mb", a.response_cache_mb, int64_t(1) << 20,
        &c->response_options.max_bytes},
+      {"--disk-budget-gb", a.disk_budget_gb, kGiB, &c->disk.budget_bytes},
+      {"--disk-min-free-gb", a.disk_min_free_gb, kGiB, &c->disk.min_free_bytes},
+      {"--disk-ttl-days", a.disk_ttl_days, 86400, &c->disk.ttl_s},
   };
   for (const auto& s : sizes)
     if (!to_bytes(s.value, s.unit, s.out)) return std::string(s.flag) + " must be >= 0";
+  if (a.disk_admit_after < 1) return "--disk-admit-after must be >= 1";
+  if (a.disk_head_anchors < 0) return "--disk-head-anchors must be >= 0";
+  if (a.disk_min_tokens < 1) return "--disk-min-tokens must be >= 1";
+  c->disk.admission.admit_after = int(a.disk_admit_after);
+  c->disk.admission.head_anchors = int(a.disk_head_anchors);
+  c->disk.admission.min_tokens = a.disk_min_tokens;
+  if (a.disk_cache == "off" || a.no_cache) {
+    c->disk_root.clear();
+  } else {
+    c->disk_root = a.disk_cache.empty() ? server::default_disk_root() : a.disk_cache;
+    if (c->disk_root.empty())
+      return "--disk-cache: neither XDG_CACHE_HOME nor HOME is set; name a directory or off";
+  }
   // The memory budget: what the machine has unless a flag names a limit (0 = derived).
   c->budget = cache::BudgetOptions::for_memory(core::machine_memory_bytes());
   const struct {

@@ -62,6 +62,10 @@ struct CacheOptions {
   cache::BudgetOptions budget;
   bool end_align = true;  // rows policy: align the client's copy by text at the end anchor
   cache::PlannerOptions planner;
+  // The disk tier's root directory (its files go in <root>/disk, docs/disk-tier.md); empty:
+  // no disk tier (--disk-cache off).
+  std::string disk_root;
+  cache::DiskTierOptions disk;
 };
 
 // Where a request starts, decided on the engine thread before its prefill.

@@ -18,8 +18,10 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/posix_fs.h"
 #include "engine/engine.h"
 #include "server/api_error.h"
+#include "server/disk_tier_setup.h"
 #include "server/engine_queue.h"
 #include "server/metrics.h"
 #include "server/responder.h"
@@ -57,6 +59,15 @@ struct HttpServer::Impl {
     service.stop_ids = m.stop_ids;
     service.constraint_vocab = make_constraint_vocab(*m.tokenizer);
     service.caches = caches.get();
+    if (caches && !o.cache.disk_root.empty()) {
+      auto disk = open_disk_tier(fs, o.cache, m);
+      if (disk) {
+        caches->attach_disk_tier(std::move(*disk));
+      } else {
+        // The server runs on without it: every answer is the same, only slower to come.
+        core::log(core::LogLevel::kWarn, "disk tier off: %s", disk.error().to_string().c_str());
+      }
+    }
     service.created = int64_t(std::time(nullptr));
     service.nonce_base = uint64_t(core::now_ns()) ^ (uint64_t(std::random_device{}()) << 32);
     if (!o.journal.path.empty()) {
@@ -76,6 +87,7 @@ struct HttpServer::Impl {
   ServedModel& model;
   Metrics metrics;
   ResponseTracker responses;
+  core::PosixFs fs;                         // the disk tier's files (outlives the caches)
   std::unique_ptr<EngineCaches> caches;     // null with --no-cache
   std::unique_ptr<RequestJournal> journal;  // null without --journal (outlives the queue)
   core::Status journal_error;               // bind() reports it

@@ -7,8 +7,7 @@
 
 namespace anchorage::server {
 
-int64_t last_user_message_start(const std::vector<int32_t>& ids,
-                                const text::Tokenizer& tokenizer) {
+int64_t last_user_message_start(const std::vector<int32_t>& ids, const text::Tokenizer& tokenizer) {
   const std::optional<int32_t> start = tokenizer.token_id("<|im_start|>");
   const std::optional<int32_t> user = tokenizer.token_id("user");
   if (!start || !user) return -1;

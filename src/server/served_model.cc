@@ -58,6 +58,12 @@ core::Result<std::unique_ptr<model::Architecture>> make_random(const ModelSpec& 
 core::Result<ServedModel> load_served_model(const ModelSpec& spec) {
   const int64_t t0 = core::now_ns();
   ServedModel out;
+  if (!spec.gguf_path.empty()) {
+    out.weights.file = spec.gguf_path;
+  } else {
+    out.weights.preset = spec.preset;
+    out.weights.seed = spec.seed;
+  }
   std::unique_ptr<model::Architecture> gguf_model;
   std::vector<int64_t> eos_ids;
   if (!spec.gguf_path.empty()) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/fingerprint.h"
 #include "core/dtype.h"
 #include "core/status.h"
 #include "engine/engine.h"
@@ -42,6 +43,7 @@ struct ServedModel {
   std::vector<int32_t> stop_ids;  // <|im_end|>, <|endoftext|> (those the tokenizer has)
   int64_t vocab_size = 0;         // the model's, after padding
   int64_t load_ns = 0;            // time to build it (logged at start)
+  cache::WeightsOrigin weights;   // where the weights came from (the disk tier's fingerprint)
 };
 
 // Errors: the tokenizer file (NotFound / parse errors), an unknown preset, invalid options, or

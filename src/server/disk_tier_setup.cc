@@ -1,0 +1,42 @@
+#include "server/disk_tier_setup.h"
+
+#include <cstdlib>
+
+#include "cache/blob_store.h"
+#include "cache/fingerprint.h"
+#include "core/log.h"
+
+namespace anchorage::server {
+
+std::string default_disk_root() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/')
+    return core::path_join(xdg, "anchorage");
+  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] != '\0')
+    return core::path_join(core::path_join(home, ".cache"), "anchorage");
+  return {};
+}
+
+core::Result<std::unique_ptr<cache::DiskTier>> open_disk_tier(core::Fs& fs,
+                                                              const CacheOptions& options,
+                                                              const ServedModel& model) {
+  if (options.disk_root.empty()) return core::Status::invalid_argument("disk tier: no directory");
+  auto fingerprint = cache::compute_fingerprint(fs, *model.engine, model.weights);
+  if (!fingerprint) return fingerprint.error().with_prefix("disk tier fingerprint: ");
+  if (core::Status s = fs.create_dir(options.disk_root); !s.is_ok()) return s;
+  auto store = cache::LocalDirStore::open(fs, core::path_join(options.disk_root, "disk"));
+  if (!store) return store.error();
+  const int removed = (*store)->removed_tmp_files();
+  auto tier = cache::DiskTier::open(std::move(*store), fingerprint->hex, model.engine->layout(),
+                                    model.engine->grid().anchor_spacing, options.disk);
+  if (!tier) return tier.error();
+  const cache::DiskTierStats st = (*tier)->stats();
+  core::log(core::LogLevel::kInfo,
+            "disk tier: %s/disk, fingerprint %.12s, %lld anchors and %lld chunks (%.2f GiB), "
+            "%lld files of other fingerprints swept, %d unfinished writes removed",
+            options.disk_root.c_str(), fingerprint->hex.c_str(), (long long)st.anchors,
+            (long long)st.chunks, double(st.bytes) / double(1 << 30), (long long)st.swept_files,
+            removed);
+  return tier;
+}
+
+}  // namespace anchorage::server

@@ -1,0 +1,24 @@
+// open_disk_tier: the disk tier a server runs, from its cache options and model: the root
+// directory (created 0700), the model's fingerprint (weights by content, the architecture's
+// manifest, the grid), and the tier's own directory <root>/disk opened over `fs`.
+#pragma once
+
+#include <memory>
+
+#include "cache/disk_tier.h"
+#include "core/fs.h"
+#include "core/status.h"
+#include "server/engine_caches.h"
+#include "server/served_model.h"
+
+namespace anchorage::server {
+
+core::Result<std::unique_ptr<cache::DiskTier>> open_disk_tier(core::Fs& fs,
+                                                              const CacheOptions& options,
+                                                              const ServedModel& model);
+
+// The default root: $XDG_CACHE_HOME/anchorage, else $HOME/.cache/anchorage; empty when neither
+// variable is set.
+std::string default_disk_root();
+
+}  // namespace anchorage::server

@@ -683,6 +683,7 @@ void DiskTier::clear(bool counts) {
   if (counts) {
     admission_.clear();
     sessions_seen_.clear();
+    counts_.counted_lines = 0;
     core::Status s = store_->remove(kAdmissionName);
     if (!s.is_ok() && s.code() != core::StatusCode::kNotFound)
       core::ignore_status(s, "disk tier: remove the admission counts");

@@ -45,12 +45,22 @@ void handle_cache_clear(Service& svc, const httplib::Request& req, httplib::Resp
     return answer_error(svc, res, e);
   }
   const std::string tier = req.has_param("tier") ? req.get_param_value("tier") : "all";
-  if (tier != "all" && tier != "ram") {
-    return answer_error(svc, res, field_error("tier", "must be \"all\" or \"ram\""));
+  if (tier != "all" && tier != "ram" && tier != "disk") {
+    return answer_error(svc, res, field_error("tier", "must be \"all\", \"ram\" or \"disk\""));
   }
   if (svc.caches != nullptr) {
-    core::Status s = svc.queue.run_when_idle([&] { svc.caches->clear(); }, kClearWaitMs,
-                                             /*refuse_if_waiting=*/false);
+    // ram: the caches in RAM; disk: the disk tier's files and admission counts (the caches in
+    // RAM stay); all: both.
+    core::Status s = svc.queue.run_when_idle(
+        [&] {
+          if (tier == "disk") {
+            svc.caches->clear_disk();
+          } else {
+            svc.caches->clear(/*disk=*/tier == "all");
+          }
+        },
+        kClearWaitMs,
+        /*refuse_if_waiting=*/false);
     if (!s.is_ok()) {
       return answer_error(
           svc, res,
@@ -93,6 +103,7 @@ void handle_cache_peek(Service& svc, const httplib::Request& req, httplib::Respo
             {"cached_tokens", c.cached},
             {"reread_tokens", c.reread},
             {"reread_eta_ms", peek.reread_eta_ms},
+            {"restore_ms", peek.restore_ms},
             {"tokens", c.prompt_tokens},
             {"client_tokens", c.client_tokens},
             {"exact", c.exact},

@@ -403,6 +403,12 @@ void EngineCaches::clear(bool disk) {
   publish_stats();
 }
 
+void EngineCaches::clear_disk() {
+  if (!disk_) return;
+  disk_->clear(/*counts=*/true);
+  publish_stats();
+}
+
 void EngineCaches::publish_stats() {
   CacheStats s;
   const cache::ResidentOptions& ro = options_.resident;
@@ -427,8 +433,14 @@ void EngineCaches::publish_stats() {
 }
 
 CacheStats EngineCaches::stats() const {
-  std::lock_guard<std::mutex> lock(stats_mu_);
-  return stats_;
+  CacheStats s;
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    s = stats_;
+  }
+  // The disk tier's writer works between requests: its figures are read live (thread-safe).
+  if (disk_) s.disk = disk_->stats();
+  return s;
 }
 
 }  // namespace anchorage::server

@@ -125,6 +125,8 @@ class EngineCaches {
   // Empties every tier in RAM (the engine's rows stay, unowned); with `disk`, the disk tier's
   // files and admission counts too.
   void clear(bool disk = false);
+  // Empties the disk tier only (its files and admission counts).
+  void clear_disk();
   // Every tier's counters and bytes (GET /v1/cache/stats, /health, /metrics).
   CacheStats stats() const;
 

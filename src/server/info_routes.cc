@@ -44,6 +44,12 @@ void handle_health(Service& svc, const httplib::Request&, httplib::Response& res
                          {"store_entries", s.store.entries},
                          {"held_bytes", s.memory.held_bytes},
                          {"ceiling_bytes", s.memory.ceiling_bytes}};
+    // The disk tier: on, its size, and whether a failed write stopped its writes.
+    body["cache"]["disk"] = s.disk_enabled ? Json{{"enabled", true},
+                                                  {"anchors", s.disk.anchors},
+                                                  {"bytes", s.disk.bytes},
+                                                  {"writes_stopped", s.disk.write_errors > 0}}
+                                           : Json{{"enabled", false}};
   } else {
     body["cache"] = Json{{"enabled", false}};
   }

@@ -350,6 +350,47 @@ TEST(DiskTier, AnotherFingerprintsFilesAreSweptAndTheCountsSurvive) {
   EXPECT_EQ(tier->offer(concat(shared, random_tokens(5, vocab, 19)), {}).resume_at, 192);
 }
 
+// The seed's scenario on opencode-shaped prompts: a shared tool block, then the folder's
+// environment and instructions, then the user's message. Two sessions in two folders, a deploy
+// (another fingerprint: every file swept, the counts kept), a third session in the first
+// folder (it writes the branch line, where the folders part), and a fourth session in a new
+// folder, which resumes from the disk at that line and equals a cold prefill bit for bit.
+TEST(DiskTier, TheSeedsScenarioTwoFoldersADeployAThirdAndAFourthInANewFolder) {
+  auto e = tiny_engine();
+  auto ref = tiny_engine();
+  const int64_t vocab = e->vocab_size();
+  core::MemFs fs;
+  const std::vector<int32_t> tools = random_tokens(600, vocab, 20);
+  auto prompt = [&](uint64_t folder, uint64_t user, int64_t* head_end) {
+    std::vector<int32_t> p = concat(tools, random_tokens(80, vocab, 100 + folder));
+    *head_end = int64_t(p.size());
+    return concat(p, random_tokens(20, vocab, 200 + user));
+  };
+  int64_t head_end = 0;
+  {
+    auto tier = open_tier(fs, e->layout());
+    const std::vector<int32_t> s1 = prompt(1, 1, &head_end);
+    e->reset();
+    prefill_through(*tier, *e, s1, "session-1", head_end);
+    const std::vector<int32_t> s2 = prompt(2, 2, &head_end);
+    e->reset();
+    prefill_through(*tier, *e, s2, "session-2", head_end);
+    EXPECT_EQ(tier->offer(prompt(3, 3, &head_end), {}).resume_at, 576);  // s2 admitted it
+  }
+  // The deploy.
+  auto tier = open_tier(fs, e->layout(), tier_options(), "fp-after-deploy");
+  EXPECT_EQ(tier->stats().anchors, 0);
+  EXPECT_EQ(tier->offer(prompt(3, 3, &head_end), {}).resume_at, 0);
+  // A third session in the first folder: the shared lines' third cold read, folder 1's
+  // second. The branch line (576: its count falls at the next line) is written.
+  const std::vector<int32_t> s3 = prompt(1, 4, &head_end);
+  e->reset();
+  prefill_through(*tier, *e, s3, "session-3", head_end);
+  // A fourth session in a new folder resumes at the branch line, bit for bit.
+  const std::vector<int32_t> s4 = prompt(3, 5, &head_end);
+  expect_exact_resume(*tier, *e, *ref, s4, 576);
+}
+
 TEST(DiskAdmission, RulesOnAPlainGrid) {
   DiskAdmissionOptions o;
   o.min_tokens = 100;

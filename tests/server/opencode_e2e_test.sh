@@ -34,7 +34,7 @@ grep -qw avx2 /proc/cpuinfo || oc="$modules/opencode-linux-x64-baseline/bin/open
 work="$(mktemp -d)"
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; [ -n "${ocpid:-}" ] && kill "$ocpid" 2>/dev/null; [ "$failed" = 1 ] || rm -rf "$work"' EXIT
 "$bin" serve --preset tiny --port 0 --ctx 40000 --threads 2 --tokenizer-dir "$tokdir" \
-  --journal "$work/journal.jsonl" 2>"$work/serve.log" &
+  --journal "$work/journal.jsonl" --disk-cache "$work/disk-cache" 2>"$work/serve.log" &
 pid=$!
 url=""
 for _ in $(seq 1 600); do

@@ -13,7 +13,8 @@ for flag in host port preset seed weight-dtype kv-dtype ctx threads queue max-bo
             max-tokens http-threads drain-s tokenizer-dir model-name reasoning-budget admin-token \
             anchor-spacing resident-gb resident-guest-max resident-stash-gb resident-pin-gb \
             resident-park-gb cache-gb store-entry-gb prefix-chunk response-cache-mb \
-            mem-ceiling-gib mem-peak-gib reserve-slack-gib; do
+            mem-ceiling-gib mem-peak-gib reserve-slack-gib disk-budget-gb disk-min-free-gb \
+            disk-ttl-days disk-admit-after disk-head-anchors disk-min-tokens; do
   grep -qE -- "--$flag <v> .*\(default: " <<<"$help" || fail "--help does not list --$flag"
 done
 for switch in no-cache end-anchor end-align no-store response-cache; do

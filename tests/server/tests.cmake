@@ -12,12 +12,14 @@ if(ANCHORAGE_NODE)
            COMMAND ${ANCHORAGE_NODE} ${CMAKE_CURRENT_LIST_DIR}/openai_sdk_test.mjs
                    $<TARGET_FILE:anchorage> ${ANCHORAGE_DATA_DIR}/qwen3
                    ${CMAKE_SOURCE_DIR}/.cache/node/node_modules)
-  set_tests_properties(openai_sdk_integration PROPERTIES TIMEOUT 300)
+  # No disk tier: the test's answers must not depend on what an earlier run left on the disk.
+  set_tests_properties(openai_sdk_integration PROPERTIES TIMEOUT 300
+                       ENVIRONMENT "ANCHORAGE_DISK_CACHE=off")
 endif()
 
 add_test(NAME serve_flags COMMAND ${CMAKE_CURRENT_LIST_DIR}/serve_flags_test.sh
                                   $<TARGET_FILE:anchorage> ${ANCHORAGE_DATA_DIR}/qwen3)
-set_tests_properties(serve_flags PROPERTIES TIMEOUT 60)
+set_tests_properties(serve_flags PROPERTIES TIMEOUT 60 ENVIRONMENT "ANCHORAGE_DISK_CACHE=off")
 
 # opencode, the real client, through a whole session against `anchorage serve` (its request
 # journal shows every follow-up resumed and every answer was exact).

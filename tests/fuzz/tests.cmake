@@ -39,3 +39,12 @@ add_test(NAME gguf_parser_fuzz
 -print_final_stats=1 -artifact_prefix='${CMAKE_CURRENT_BINARY_DIR}/gguf_' \
 '${_gguf_fuzz_work}' '${CMAKE_SOURCE_DIR}/tests/corpus/gguf'")
 set_tests_properties(gguf_parser_fuzz PROPERTIES TIMEOUT 180)
+
+# The cache file parser fuzzer: seeded with the golden file of every format version.
+set(_cache_fuzz_work ${CMAKE_CURRENT_BINARY_DIR}/cache_file_fuzz_corpus)
+add_test(NAME cache_file_fuzz
+         COMMAND sh -c "mkdir -p '${_cache_fuzz_work}' && '${_fuzz_build}/cache_file_fuzzer' \
+-max_total_time=20 -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 -max_len=65536 \
+-print_final_stats=1 -artifact_prefix='${CMAKE_CURRENT_BINARY_DIR}/cache_file_' \
+'${_cache_fuzz_work}' '${CMAKE_SOURCE_DIR}/tests/golden'")
+set_tests_properties(cache_file_fuzz PROPERTIES TIMEOUT 180)

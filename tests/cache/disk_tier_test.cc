@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cache/blob_store.h"
+#include "cache/cache_file.h"
 #include "core/mem_fs.h"
 #include "support/state_snapshot.h"
 #include "support/test_models.h"
@@ -231,6 +232,66 @@ TEST(DiskTier, ACorruptFileOfEitherKindIsDeletedWithWhatNeedsItAndTheRestoreRefu
       EXPECT_EQ(now, 256);
     } else {
       EXPECT_EQ(now, 0);
+    }
+  }
+}
+
+// Every region of both kinds of file: a flipped byte in the fixed header, the metadata (for a
+// chunk: its token ids), the header's padding, each section and the file's last byte is caught
+// — at open (the header) or at the restore (a section) — the file is deleted, and the request
+// ends as a cold prefill would: never a wrong state.
+TEST(DiskTier, AFlippedByteInEveryRegionOfEveryFileKindIsCaughtAndTheRequestAnsweredAsCold) {
+  auto e = tiny_engine();
+  auto ref = tiny_engine();
+  const int64_t vocab = e->vocab_size();
+  const std::vector<int32_t> head = random_tokens(300, vocab, 21);
+  const StateSnapshot want = cold(*ref, head);
+  const CacheKey top = prefix_key("fp-test", std::span(head).first(299));
+  for (const std::string name : {anchor_name(top), chunk_name(top)}) {
+    // The regions, from a clean copy of the file.
+    std::vector<std::pair<std::string, size_t>> regions;
+    {
+      core::MemFs fs;
+      auto tier = open_tier(fs, e->layout());
+      e->reset();
+      prefill_through(*tier, *e, head);
+      const std::vector<std::byte>& bytes = *fs.mutable_contents(std::string(kDir) + "/" + name);
+      auto f = CacheFile::open(
+          fs, std::string(kDir) + "/" + name,
+          name.ends_with(".anchor") ? CacheFileKind::kAnchor : CacheFileKind::kChunk);
+      ASSERT_TRUE(f.has_value());
+      const std::string text(reinterpret_cast<const char*>(bytes.data()), 4096);
+      const size_t h = f->sections()[0].offset;
+      regions = {{"magic", 2}, {"version", 8}, {"header crc", 26}, {"header padding", h - 1}};
+      const size_t ids = text.find("\"tokens\":[");
+      if (ids != std::string::npos) regions.push_back({"token ids", ids + 11});
+      regions.push_back({"metadata", text.find("\"key\"") + 9});
+      for (size_t i = 0; i < f->sections().size(); ++i)
+        regions.push_back({"section " + std::to_string(i), f->sections()[i].offset + 7});
+      regions.push_back({"last byte", bytes.size() - 1});
+    }
+    for (const auto& [region, offset] : regions) {
+      core::MemFs fs;
+      {
+        auto tier = open_tier(fs, e->layout());
+        e->reset();
+        prefill_through(*tier, *e, head);
+      }
+      const std::string path = std::string(kDir) + "/" + name;
+      (*fs.mutable_contents(path))[offset] ^= std::byte{0x04};
+      auto tier = open_tier(fs, e->layout());  // a restart: headers are checked here
+      const ResumeOffer o = tier->offer(head, {});
+      scribble(*e);
+      bool restored = false;
+      if (o.useful()) restored = tier->restore(*e, head, o, 0).is_ok();
+      if (!restored) e->reset();
+      ASSERT_TRUE(e->prefill(std::span(head).subspan(size_t(e->length()))).is_ok());
+      const StateSnapshot got = take_snapshot(*e);
+      EXPECT_TRUE(same_state(want, got)) << name << " " << region;
+      EXPECT_TRUE(same_bits(want.logits, got.logits)) << name << " " << region;
+      EXPECT_FALSE(fs.exists(path)) << name << " " << region << ": the bad file stayed";
+      const DiskTierStats st = tier->stats();
+      EXPECT_EQ(st.swept_files + st.corrupt_files > 0, true) << name << " " << region;
     }
   }
 }

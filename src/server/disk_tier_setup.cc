@@ -1,5 +1,8 @@
 #include "server/disk_tier_setup.h"
 
+#include <signal.h>
+
+#include <algorithm>
 #include <cstdlib>
 
 #include "cache/blob_store.h"
@@ -7,6 +10,27 @@
 #include "core/log.h"
 
 namespace anchorage::server {
+
+DiskFs::DiskFs() {
+  const char* spec = std::getenv("ANCHORAGE_FS_CRASH_AT");
+  if (spec == nullptr) return;
+  const std::string s = spec;
+  const size_t colon = s.find(':');
+  const std::string point = s.substr(0, colon);
+  const int64_t k = colon == std::string::npos ? 1 : std::atoll(s.c_str() + colon + 1);
+  for (int i = 0; i < core::kCrashPointCount; ++i) {
+    const auto p = static_cast<core::CrashPoint>(i);
+    if (point != core::crash_point_name(p)) continue;
+    fault_ = std::make_unique<core::FaultFs>(posix_);
+    fault_->crash_at(p, std::max<int64_t>(k, 1), [] { ::raise(SIGKILL); });
+    core::log(core::LogLevel::kWarn, "ANCHORAGE_FS_CRASH_AT: this process dies at %s #%lld",
+              point.c_str(), (long long)k);
+    return;
+  }
+  core::log(core::LogLevel::kWarn, "ANCHORAGE_FS_CRASH_AT=%s names no crash point; ignored", spec);
+}
+
+DiskFs::~DiskFs() = default;
 
 std::string default_disk_root() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/')

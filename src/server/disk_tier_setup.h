@@ -6,7 +6,9 @@
 #include <memory>
 
 #include "cache/disk_tier.h"
+#include "core/fault_fs.h"
 #include "core/fs.h"
+#include "core/posix_fs.h"
 #include "core/status.h"
 #include "server/engine_caches.h"
 #include "server/served_model.h"
@@ -16,6 +18,21 @@ namespace anchorage::server {
 core::Result<std::unique_ptr<cache::DiskTier>> open_disk_tier(core::Fs& fs,
                                                               const CacheOptions& options,
                                                               const ServedModel& model);
+
+// The file system the disk tier writes through: PosixFs, or — when the environment variable
+// ANCHORAGE_FS_CRASH_AT=<point>:<k> is set (a crash test's seam, docs/disk-tier.md "Crash
+// safety") — a FaultFs over it that SIGKILLs the process at the k-th crash point of that name
+// (created, appended, synced, renamed, dir_synced).
+class DiskFs {
+ public:
+  DiskFs();
+  ~DiskFs();
+  core::Fs& fs() { return fault_ ? static_cast<core::Fs&>(*fault_) : posix_; }
+
+ private:
+  core::PosixFs posix_;
+  std::unique_ptr<core::FaultFs> fault_;
+};
 
 // The default root: $XDG_CACHE_HOME/anchorage, else $HOME/.cache/anchorage; empty when neither
 // variable is set.

@@ -18,7 +18,6 @@
 
 #include "core/clock.h"
 #include "core/log.h"
-#include "core/posix_fs.h"
 #include "engine/engine.h"
 #include "server/api_error.h"
 #include "server/disk_tier_setup.h"
@@ -60,7 +59,7 @@ struct HttpServer::Impl {
     service.constraint_vocab = make_constraint_vocab(*m.tokenizer);
     service.caches = caches.get();
     if (caches && !o.cache.disk_root.empty()) {
-      auto disk = open_disk_tier(fs, o.cache, m);
+      auto disk = open_disk_tier(disk_fs.fs(), o.cache, m);
       if (disk) {
         caches->attach_disk_tier(std::move(*disk));
       } else {
@@ -87,7 +86,7 @@ struct HttpServer::Impl {
   ServedModel& model;
   Metrics metrics;
   ResponseTracker responses;
-  core::PosixFs fs;                         // the disk tier's files (outlives the caches)
+  DiskFs disk_fs;                           // the disk tier's files (outlives the caches)
   std::unique_ptr<EngineCaches> caches;     // null with --no-cache
   std::unique_ptr<RequestJournal> journal;  // null without --journal (outlives the queue)
   core::Status journal_error;               // bind() reports it

@@ -129,6 +129,8 @@ Status DiskTier::scan() {
     } else {
       bad = f.error();
     }
+    if (bad.reason() != core::Reason::kFingerprint && bad.code() == core::StatusCode::kCorruption)
+      ++counts_.corrupt_by_reason[size_t(bad.reason()) % counts_.corrupt_by_reason.size()];
     if (bad.reason() != core::Reason::kFingerprint)
       ANCHORAGE_LOG_WARN("disk tier: %s refused at open (%s)", name.c_str(),
                          bad.to_string().c_str());
@@ -605,6 +607,7 @@ void DiskTier::drop_corrupt_locked(const CacheKey& key, bool is_anchor, const St
   ANCHORAGE_LOG_WARN("disk tier: %s %s refused (%s); deleted", is_anchor ? "anchor" : "chunk",
                      key.hex().c_str(), why.to_string().c_str());
   ++counts_.corrupt_files;
+  ++counts_.corrupt_by_reason[size_t(why.reason()) % counts_.corrupt_by_reason.size()];
   if (is_anchor) {
     remove_anchor_locked(key);
     return;

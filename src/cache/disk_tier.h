@@ -25,6 +25,7 @@
 // and those share the index under a mutex.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -85,8 +86,11 @@ struct DiskTierStats {
   int64_t write_errors = 0;      // 1 once a write failed: the tier writes nothing more
   int64_t evictions = 0;
   int64_t evicted_bytes = 0;
-  int64_t swept_files = 0;  // another fingerprint's, or unreadable, at open
-  int64_t read_mb_per_s = 0;   // measured restore rate (prior until measured)
+  int64_t swept_files = 0;    // another fingerprint's, or unreadable, at open
+  int64_t read_mb_per_s = 0;  // measured restore rate (prior until measured)
+  // Files refused (at open or at a restore), by the check that caught them (core::Reason):
+  // anchorage_cache_corrupt_total{tier="disk",reason=...}. Not in visit(): a labelled family.
+  std::array<int64_t, 16> corrupt_by_reason{};
   int64_t write_mb_per_s = 0;  // measured write rate (0 until measured)
 
   template <class F>

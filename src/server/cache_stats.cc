@@ -81,7 +81,20 @@ void append_prometheus(const CacheStats& s, std::string* out) {
   series(out, "store", s.store);
   series(out, "response", s.response);
   series(out, "memory", s.memory);
-  if (s.disk_enabled) series(out, "disk", s.disk, "anchorage_");
+  if (s.disk_enabled) {
+    series(out, "disk", s.disk, "anchorage_");
+    // Cache files refused, by tier and by the check that caught them (docs/style.md §3).
+    *out +=
+        "# HELP anchorage_cache_corrupt_total Cache files refused by a check, by tier and "
+        "reason.\n# TYPE anchorage_cache_corrupt_total counter\n";
+    char buf[160];
+    for (core::Reason r : core::kAllReasons) {
+      std::snprintf(buf, sizeof(buf),
+                    "anchorage_cache_corrupt_total{tier=\"disk\",reason=\"%s\"} %" PRId64 "\n",
+                    core::reason_name(r), s.disk.corrupt_by_reason[size_t(r)]);
+      *out += buf;
+    }
+  }
   // The budget's levels as one labelled family each (a level is a holder, not a field).
   *out +=
       "# HELP anchorage_memory_bytes Bytes the memory budget counts, by holder (engine: weights "

@@ -100,6 +100,17 @@ TEST(HttpDisk, AHeadSurvivesARestartAndAnswersAsANoCacheServer) {
   EXPECT_EQ(b["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>(),
             prompt_tokens - 1);  // the anchor at the head's last token
   EXPECT_EQ(b["choices"][0].dump(), want["choices"][0].dump());
+  // The peek route, for a third session with the same head: the disk, with its read's cost.
+  ServerHarness again(disk_options(dir.path));
+  ASSERT_TRUE(again.ok());
+  auto peek = again.client().Post("/v1/cache/peek", body.dump(), "application/json");
+  ASSERT_TRUE(peek);
+  ASSERT_EQ(peek->status, 200) << peek->body;
+  const Json p = parse_json(peek->body);
+  EXPECT_EQ(p["tier"], "disk_tier");
+  EXPECT_EQ(p["cached_tokens"].get<int64_t>(), prompt_tokens - 1);
+  EXPECT_GT(p["restore_ms"].get<double>(), 0.0);
+  EXPECT_GE(p["reread_eta_ms"].get<double>(), p["restore_ms"].get<double>());
   // /health and /metrics show the tier.
   auto health = h.client().Get("/health");
   ASSERT_TRUE(health);
@@ -173,6 +184,14 @@ TEST(HttpDisk, ACorruptFileIsDeletedAndTheRequestAnsweredAsCold) {
   const Json st = stats(h)["disk"];
   EXPECT_GT(st["corrupt_files"].get<int64_t>(), 0);
   EXPECT_GT(st["restore_failures"].get<int64_t>(), 0);
+  auto metrics = h.client().Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(
+      metrics->body.find("anchorage_cache_corrupt_total{tier=\"disk\",reason=\"section_crc\"} "),
+      std::string::npos);
+  EXPECT_EQ(
+      metrics->body.find("anchorage_cache_corrupt_total{tier=\"disk\",reason=\"section_crc\"} 0"),
+      std::string::npos);
 }
 
 TEST(HttpDisk, ClearTierDiskEmptiesItAndAnUnknownTierIsRefused) {

@@ -3,25 +3,18 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/byte_order.h"
 #include "core/crc32c.h"
 
 namespace anchorage::cache {
 namespace {
 
+using core::get_u32le;
+using core::put_u32le;
+using core::put_u64le;
+
 using core::Reason;
 using core::Status;
-
-void put_u32le(std::byte* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = std::byte((v >> (8 * i)) & 0xff);
-}
-uint32_t get_u32le(const std::byte* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= uint32_t(std::to_integer<uint8_t>(p[i])) << (8 * i);
-  return v;
-}
-void put_u64le(std::byte* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = std::byte((v >> (8 * i)) & 0xff);
-}
 
 const std::byte kZeros[kCacheFileAlign] = {};
 

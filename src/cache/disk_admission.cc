@@ -1,4 +1,5 @@
 #include "cache/disk_admission.h"
+#include "core/byte_order.h"
 
 #include <algorithm>
 #include <cstring>
@@ -7,24 +8,12 @@
 namespace anchorage::cache {
 namespace {
 
-constexpr size_t kRecordBytes = 24;  // key lo, key hi (u64le), count, day (u32le)
+using core::get_u32le;
+using core::get_u64le;
+using core::put_u32le;
+using core::put_u64le;
 
-void put_u32le(std::byte* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = std::byte((v >> (8 * i)) & 0xff);
-}
-void put_u64le(std::byte* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = std::byte((v >> (8 * i)) & 0xff);
-}
-uint32_t get_u32le(const std::byte* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= uint32_t(std::to_integer<uint8_t>(p[i])) << (8 * i);
-  return v;
-}
-uint64_t get_u64le(const std::byte* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= uint64_t(std::to_integer<uint8_t>(p[i])) << (8 * i);
-  return v;
-}
+constexpr size_t kRecordBytes = 24;  // key lo, key hi (u64le), count, day (u32le)
 
 }  // namespace
 

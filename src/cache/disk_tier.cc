@@ -5,11 +5,17 @@
 #include <cmath>
 #include <set>
 
+#include "core/byte_order.h"
 #include "core/clock.h"
 #include "core/log.h"
 
 namespace anchorage::cache {
 namespace {
+
+using core::get_u32le;
+using core::get_u64le;
+using core::put_u32le;
+using core::put_u64le;
 
 using core::Status;
 
@@ -17,23 +23,6 @@ constexpr const char* kAdmissionName = "admission.counts";
 constexpr size_t kUsageRecordBytes =
     32;  // key lo, key hi (u64le), hits (u32le), 0, last use (i64le)
 constexpr size_t kMaxSessionsSeen = 4096;
-
-void put_u32le(std::byte* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = std::byte((v >> (8 * i)) & 0xff);
-}
-void put_u64le(std::byte* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = std::byte((v >> (8 * i)) & 0xff);
-}
-uint32_t get_u32le(const std::byte* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= uint32_t(std::to_integer<uint8_t>(p[i])) << (8 * i);
-  return v;
-}
-uint64_t get_u64le(const std::byte* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= uint64_t(std::to_integer<uint8_t>(p[i])) << (8 * i);
-  return v;
-}
 
 int64_t system_now_s() {
   return std::chrono::duration_cast<std::chrono::seconds>(

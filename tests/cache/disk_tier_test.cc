@@ -27,6 +27,7 @@ namespace {
 using test::random_tokens;
 using test::same_bits;
 using test::same_state;
+using test::scribble;
 using test::StateSnapshot;
 using test::take_snapshot;
 
@@ -84,21 +85,6 @@ void prefill_through(DiskTier& tier, engine::Engine& e, const std::vector<int32_
   if (flush) tier.flush();
 }
 
-StateSnapshot cold(engine::Engine& e, const std::vector<int32_t>& tokens) {
-  e.reset();
-  EXPECT_TRUE(e.prefill(tokens).is_ok());
-  return take_snapshot(e);
-}
-
-void scribble(engine::Engine& e) {
-  e.reset();
-  const core::StateLayout& layout = e.layout();
-  for (size_t i = 0; i < layout.sections.size(); ++i)
-    std::memset(e.section_data(i), 0xA5, size_t(layout.sections[i].bytes()));
-  for (size_t i = 0; i < layout.views.size(); ++i)
-    std::memset(e.view_data(i), 0x5A, size_t(layout.views[i].bytes()));
-}
-
 std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
@@ -119,7 +105,7 @@ void expect_exact_resume(DiskTier& tier, engine::Engine& e, engine::Engine& ref,
   ASSERT_TRUE(tier.restore(e, prompt, o, rows_in_place).is_ok());
   ASSERT_EQ(e.length(), expect_at);
   ASSERT_TRUE(e.prefill(std::span(prompt).subspan(size_t(expect_at))).is_ok());
-  const StateSnapshot want = cold(ref, prompt);
+  const StateSnapshot want = test::cold_snapshot(ref, prompt);
   const StateSnapshot got = take_snapshot(e);
   EXPECT_TRUE(same_state(want, got));
   EXPECT_TRUE(same_bits(want.logits, got.logits));
@@ -245,7 +231,7 @@ TEST(DiskTier, AFlippedByteInEveryRegionOfEveryFileKindIsCaughtAndTheRequestAnsw
   auto ref = tiny_engine();
   const int64_t vocab = e->vocab_size();
   const std::vector<int32_t> head = random_tokens(300, vocab, 21);
-  const StateSnapshot want = cold(*ref, head);
+  const StateSnapshot want = test::cold_snapshot(*ref, head);
   const CacheKey top = prefix_key("fp-test", std::span(head).first(299));
   for (const std::string name : {anchor_name(top), chunk_name(top)}) {
     // The regions, from a clean copy of the file.

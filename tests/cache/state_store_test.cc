@@ -24,6 +24,7 @@ namespace {
 
 using test::random_tokens;
 using test::same_state;
+using test::scribble;
 using test::StateSnapshot;
 using test::take_snapshot;
 
@@ -66,24 +67,6 @@ std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& 
 
 std::vector<int32_t> head(const std::vector<int32_t>& a, int64_t n) {
   return std::vector<int32_t>(a.begin(), a.begin() + n);
-}
-
-// A cold prefill of `tokens` from a reset engine, and its state.
-StateSnapshot cold(engine::Engine& e, const std::vector<int32_t>& tokens) {
-  e.reset();
-  EXPECT_TRUE(e.prefill(tokens).is_ok());
-  return take_snapshot(e);
-}
-
-// Overwrites every section and every view row with garbage, so a restore that skips a
-// tensor (or a row) cannot pass on what an earlier prefill left in the buffers.
-void scribble(engine::Engine& e) {
-  e.reset();
-  const core::StateLayout& layout = e.layout();
-  for (size_t i = 0; i < layout.sections.size(); ++i)
-    std::memset(e.section_data(i), 0xA5, size_t(layout.sections[i].bytes()));
-  for (size_t i = 0; i < layout.views.size(); ++i)
-    std::memset(e.view_data(i), 0x5A, size_t(layout.views[i].bytes()));
 }
 
 // Plans `prompt` against the store, restores the offer into `e`, prefills the rest.
@@ -132,7 +115,7 @@ TEST_P(StoreExactness, PrefixHitsEqualColdAtBetweenAndBelowTheLine) {
     const std::vector<int32_t> prompt = concat(head(first, shared), fresh);
     const StoreRestore r = resume(store, *e, prompt, 256);
     EXPECT_EQ(r.tainted_from, StateStore::kUntainted);
-    EXPECT_TRUE(same_state(cold(*ref, prompt), take_snapshot(*e)));
+    EXPECT_TRUE(same_state(test::cold_snapshot(*ref, prompt), take_snapshot(*e)));
   }
   // Below the line nothing is shared with the entry: a miss, and the prompt starts cold.
   const std::vector<int32_t> below = concat(head(first, 200), fresh);
@@ -177,7 +160,7 @@ TEST_P(StoreExactness, SessionEntryAfterAGenerationResumesTheNextTurn) {
   ASSERT_TRUE(e->prefill(std::span(next).subspan(204)).is_ok());
   if (g == 1) {
     EXPECT_EQ(r->tainted_from, StateStore::kUntainted);
-    EXPECT_TRUE(same_state(cold(*ref, next), take_snapshot(*e)));
+    EXPECT_TRUE(same_state(test::cold_snapshot(*ref, next), take_snapshot(*e)));
   } else {
     EXPECT_EQ(r->tainted_from, 192);  // reported: held to the greedy gate only
   }
@@ -202,16 +185,16 @@ TEST_P(StoreExactness, SessionEntryOffTheGridIsReportedAsTainted) {
   const StoreRestore ra = resume(store, *e, concat(a, tail), 200);
   if (g == 1) {
     EXPECT_EQ(ra.tainted_from, StateStore::kUntainted);
-    EXPECT_TRUE(same_state(cold(*ref, concat(a, tail)), take_snapshot(*e)));
+    EXPECT_TRUE(same_state(test::cold_snapshot(*ref, concat(a, tail)), take_snapshot(*e)));
   } else {
     EXPECT_EQ(ra.tainted_from, 200);
     EXPECT_FALSE(store.offer(concat(a, tail), {}).exact);
-    EXPECT_FALSE(same_state(cold(*ref, concat(a, tail)), take_snapshot(*e)));
+    EXPECT_FALSE(same_state(test::cold_snapshot(*ref, concat(a, tail)), take_snapshot(*e)));
   }
   // On the grid the session entry is exact on both models.
   const StoreRestore rb = resume(store, *e, concat(b, tail), 208);
   EXPECT_EQ(rb.tainted_from, StateStore::kUntainted);
-  EXPECT_TRUE(same_state(cold(*ref, concat(b, tail)), take_snapshot(*e)));
+  EXPECT_TRUE(same_state(test::cold_snapshot(*ref, concat(b, tail)), take_snapshot(*e)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, StoreExactness, ::testing::ValuesIn(store_models()),
@@ -283,7 +266,7 @@ TEST_F(StateStoreTest, EqualHashesStillCompareEveryToken) {
   scribble(*e_);
   ASSERT_TRUE(store.take(*e_, ob).has_value());
   auto ref = make_engine(store_models()[0]);
-  StateSnapshot want = cold(*ref, b);
+  StateSnapshot want = test::cold_snapshot(*ref, b);
   want.logits.clear();
   EXPECT_TRUE(same_state(want, take_snapshot(*e_)));  // b's state, not a's
 }

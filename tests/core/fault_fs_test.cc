@@ -10,24 +10,13 @@
 #include <vector>
 
 #include "core/mem_fs.h"
+#include "support/fs_text.h"
 
 namespace anchorage::core {
 namespace {
 
-std::vector<std::byte> bytes_of(const std::string& s) {
-  std::vector<std::byte> b(s.size());
-  std::memcpy(b.data(), s.data(), s.size());
-  return b;
-}
-
-std::string read_all(Fs& fs, const std::string& path) {
-  auto f = fs.open_read(path);
-  if (!f) return "<" + f.error().to_string() + ">";
-  std::string out((*f)->size(), '\0');
-  auto n = (*f)->read_at(0, std::as_writable_bytes(std::span<char>(out.data(), out.size())));
-  if (!n) return "<" + n.error().to_string() + ">";
-  return out;
-}
+using test::bytes_of;
+using test::read_all;
 
 const std::string kDir = "/cache";
 const std::string kPath = "/cache/a.chunk";

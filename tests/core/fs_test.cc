@@ -8,25 +8,13 @@
 #include "core/crc32c.h"
 #include "core/fs.h"
 #include "core/mem_fs.h"
+#include "support/fs_text.h"
 
 namespace anchorage::core {
 namespace {
 
-std::vector<std::byte> bytes_of(const std::string& s) {
-  std::vector<std::byte> b(s.size());
-  std::memcpy(b.data(), s.data(), s.size());
-  return b;
-}
-
-std::string read_all(Fs& fs, const std::string& path) {
-  auto f = fs.open_read(path);
-  EXPECT_TRUE(f.has_value());
-  if (!f) return {};
-  std::string out((*f)->size(), '\0');
-  auto n = (*f)->read_at(0, std::as_writable_bytes(std::span<char>(out.data(), out.size())));
-  EXPECT_TRUE(n.has_value());
-  return out;
-}
+using test::bytes_of;
+using test::read_all;
 
 TEST(Crc32c, MatchesTheStandardCheckValueAndExtends) {
   const char digits[] = "123456789";

@@ -83,4 +83,19 @@ std::vector<int32_t> random_tokens(int64_t n, int64_t vocab, uint64_t seed) {
   return t;
 }
 
+StateSnapshot cold_snapshot(engine::Engine& engine, const std::vector<int32_t>& tokens) {
+  engine.reset();
+  EXPECT_TRUE(engine.prefill(tokens).is_ok());
+  return take_snapshot(engine);
+}
+
+void scribble(engine::Engine& engine) {
+  engine.reset();
+  const core::StateLayout& layout = engine.layout();
+  for (size_t i = 0; i < layout.sections.size(); ++i)
+    std::memset(engine.section_data(i), 0xA5, size_t(layout.sections[i].bytes()));
+  for (size_t i = 0; i < layout.views.size(); ++i)
+    std::memset(engine.view_data(i), 0x5A, size_t(layout.views[i].bytes()));
+}
+
 }  // namespace anchorage::test

@@ -32,6 +32,13 @@ void restore_snapshot(engine::Engine& engine, const StateSnapshot& snapshot);
 ::testing::AssertionResult same_bits(const std::vector<float>& expected,
                                      const std::vector<float>& actual);
 
+// A cold prefill of `tokens` from a reset engine, and its state.
+StateSnapshot cold_snapshot(engine::Engine& engine, const std::vector<int32_t>& tokens);
+
+// Resets the engine and overwrites every section and every view row with garbage, so a
+// restore that skips a tensor (or a row) cannot pass on what an earlier prefill left there.
+void scribble(engine::Engine& engine);
+
 // Deterministic token ids in [0, vocab) from a seed.
 std::vector<int32_t> random_tokens(int64_t n, int64_t vocab, uint64_t seed);
 

@@ -51,9 +51,7 @@ class [[nodiscard]] Status {
   static Status not_found(std::string m) { return Status(StatusCode::kNotFound, std::move(m)); }
   static Status corruption(std::string m) { return Status(StatusCode::kCorruption, std::move(m)); }
   static Status corruption(Reason r, std::string m) {
-    Status s(StatusCode::kCorruption, std::move(m));
-    s.reason_ = r;
-    return s;
+    return Status(StatusCode::kCorruption, std::move(m), r);
   }
   static Status io_error(std::string m) { return Status(StatusCode::kIOError, std::move(m)); }
   static Status invalid_argument(std::string m) {
@@ -63,9 +61,7 @@ class [[nodiscard]] Status {
     return Status(StatusCode::kUnsupported, std::move(m));
   }
   static Status unsupported(Reason r, std::string m) {
-    Status s(StatusCode::kUnsupported, std::move(m));
-    s.reason_ = r;
-    return s;
+    return Status(StatusCode::kUnsupported, std::move(m), r);
   }
   static Status resource_exhausted(std::string m) {
     return Status(StatusCode::kResourceExhausted, std::move(m));
@@ -88,7 +84,8 @@ class [[nodiscard]] Status {
   }
 
  private:
-  Status(StatusCode c, std::string m) : code_(c), message_(std::move(m)) {}
+  Status(StatusCode c, std::string m, Reason r = Reason::kNone)
+      : code_(c), reason_(r), message_(std::move(m)) {}
   StatusCode code_ = StatusCode::kOk;
   Reason reason_ = Reason::kNone;
   std::string message_;

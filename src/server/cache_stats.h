@@ -44,6 +44,7 @@ struct ServedStats {
   int64_t differing_tokens = 0;   // the served tokens of those that differ from the client's
   int64_t memory_refusals = 0;    // prefills refused with 503
   int64_t snapshots_skipped = 0;  // session snapshots not copied: the next turn went on in place
+  int64_t snapshots_lost = 0;     // deferred snapshots the engine no longer held to copy
 
   template <class F>
   void visit(F&& f) const {
@@ -53,6 +54,7 @@ struct ServedStats {
     f("differing_tokens", differing_tokens, cache::StatKind::kCounter);
     f("memory_refusals", memory_refusals, cache::StatKind::kCounter);
     f("snapshots_skipped", snapshots_skipped, cache::StatKind::kCounter);
+    f("snapshots_lost", snapshots_lost, cache::StatKind::kCounter);
   }
 };
 

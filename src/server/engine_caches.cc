@@ -163,8 +163,8 @@ cache::ResumeOffer EngineCaches::restore(std::span<const int32_t> served,
     disk_->fence(in_place ? chosen.resume_at : 0);
   }
   if (core::Status s = resident_.begin(engine_, served, session, max_tokens, chosen); !s.is_ok()) {
-    ANCHORAGE_LOG_WARN("cache: resident begin refused its offer (%s); starting cold",
-                       s.message().c_str());
+    // The offer is lost, not the answer: the request starts cold (logged and counted).
+    core::ignore_status(s, "cache: resident begin refused its offer; starting cold");
     chosen = cache::ResumeOffer{};
     core::ignore_status(resident_.begin(engine_, served, session, max_tokens, chosen),
                         "cache: resident cold begin");
@@ -172,15 +172,14 @@ cache::ResumeOffer EngineCaches::restore(std::span<const int32_t> served,
   switch (chosen.source) {
     case cache::ResumeSource::kStore:
       if (auto restored = store_.take(engine_, chosen); !restored) {
-        ANCHORAGE_LOG_WARN("cache: store restore failed (%s); starting cold",
-                           restored.error().message().c_str());
+        core::ignore_status(restored.error(), "cache: store restore failed; starting cold");
         engine_.reset();
         chosen = cache::ResumeOffer{};
       }
       break;
     case cache::ResumeSource::kDisk:
       if (core::Status s = disk_->restore(engine_, served, chosen, rows_in_place); !s.is_ok()) {
-        ANCHORAGE_LOG_WARN("cache: disk restore failed (%s); starting cold", s.to_string().c_str());
+        core::ignore_status(s, "cache: disk restore failed; starting cold");
         engine_.reset();
         chosen = cache::ResumeOffer{};
       }
@@ -324,7 +323,12 @@ void EngineCaches::settle_snapshot(std::span<const int32_t> served, const std::s
     ++served_stats_.snapshots_skipped;
     return;
   }
-  if (engine_.length() == n) keep_snapshot(p.tokens, p.session);
+  // The engine no longer holds that state (a failed generation reset it): nothing to copy.
+  if (engine_.length() != n) {
+    ++served_stats_.snapshots_lost;
+    return;
+  }
+  keep_snapshot(p.tokens, p.session);
 }
 
 void EngineCaches::keep_snapshot(const std::vector<int32_t>& forwarded,

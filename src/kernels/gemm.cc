@@ -96,9 +96,14 @@ void gemm(const float* x, int64_t M, int64_t ldx, const PackedWeight& w, float* 
   job.panels = w.panel(0);
   job.bf16 = w.dtype() == core::DType::kBF16;
   const bool in_place = w.dtype() == core::DType::kF32 || w.dtype() == core::DType::kBF16;
-  // AVX-512 reads Q8_0 and Q4_K in place for few rows (decode): no unpacked copy (gemm_job.h).
-  const bool in_registers = (w.dtype() == core::DType::kQ8_0 || w.dtype() == core::DType::kQ4_K) &&
-                            core::active_isa() == core::Isa::kAvx512;
+  // AVX-512 and AVX2 read f16 and the quantized types in place for few rows (decode, verify):
+  // dequantized in registers, no unpacked copy (gemm_decode_impl.h).
+  using DecodeFn = void (*)(int, const GemmJob&, const GemmBlock&);
+  const DecodeFn decode_fn = core::active_isa() == core::Isa::kAvx512
+                                 ? &isa_avx512::gemm_decode_block
+                             : core::active_isa() == core::Isa::kAvx2 ? &isa_avx2::gemm_decode_block
+                                                                      : nullptr;
+  const bool in_registers = !in_place && decode_fn != nullptr;
   job.K = K;
   job.N = N;
   job.y = y;
@@ -126,11 +131,7 @@ void gemm(const float* x, int64_t M, int64_t ldx, const PackedWeight& w, float* 
     if (in_place) {
       fn(job, b);
     } else if (in_registers && b.m1 - b.m0 <= kSmallRows) {
-      if (w.dtype() == core::DType::kQ8_0) {
-        isa_avx512::gemm_q8_0_block(job, b);
-      } else {
-        isa_avx512::gemm_q4_k_block(job, b);
-      }
+      decode_fn(int(w.dtype()), job, b);
     } else {
       unpacked_block(fn, job, w, b);
     }

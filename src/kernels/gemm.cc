@@ -5,8 +5,9 @@
 // the other storage types (f16, Q8_0, Q4_K, Q6_K) go through a per-thread f32 buffer: a block
 // unpacks its panels one K block (kGemmKc) at a time and runs the f32 kernel on them, the
 // partial sums carried in y between K blocks, so the chain is the f32 GEMM's over the
-// dequantized weights, bit for bit. On AVX-512, blocks of <= 8 rows over Q8_0 / Q4_K read the
-// panels in place and dequantize in registers (gemm_avx512.cc), to the same values.
+// dequantized weights, bit for bit. On AVX-512 and AVX2, blocks of <= 8 rows (decode, verify)
+// read those panels in place and dequantize in registers (gemm_decode_impl.h), to the same
+// values, so a row's bits do not depend on which path its block took.
 #include "kernels/gemm.h"
 
 #include "core/aligned_buffer.h"

@@ -16,8 +16,11 @@
 // process's lifetime peak: the 256 MiB bandwidth buffers dominate it).
 //
 // Flags: --contexts 1024,8192,32768  --weights f32,bf16  --kv-dtype f32  --threads 0 (all)
-//        --decode-steps 32  --preset small  --seed 1. Google Benchmark's --benchmark_* flags
-// (scripts/bench.sh) are accepted and ignored.
+//        --decode-steps 32  --preset small  --seed 1  --model FILE.gguf. Google Benchmark's
+// --benchmark_* flags (scripts/bench.sh) are accepted and ignored. --model measures a qwen35
+// GGUF file (any published shape, its tensors' own types, loaded as `anchorage serve` loads
+// it) instead of the random preset: --weights, --preset and --seed are then ignored and the
+// run's weight_dtype is the file's path.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -38,6 +41,8 @@
 #include "core/thread_pool.h"
 #include "engine/engine.h"
 #include "engine/sampler.h"
+#include "model/gguf/gguf_file.h"
+#include "model/gguf/qwen35_gguf_loader.h"
 #include "model/op_profile.h"
 #include "model/qwen35/config.h"
 #include "model/qwen35/qwen35_model.h"
@@ -55,6 +60,7 @@ struct BenchArgs {
   int64_t threads = 0;
   int64_t decode_steps = 32;
   uint64_t seed = 1;
+  std::string model;  // a GGUF file instead of the random preset
 };
 
 bool parse_i64(std::string_view s, int64_t* out) {
@@ -97,6 +103,8 @@ bool parse_args(int argc, char** argv, BenchArgs* a) {
       if (!parse_i64(v, &a->threads) || a->threads < 0) return false;
     } else if (f == "--decode-steps") {
       if (!parse_i64(v, &a->decode_steps) || a->decode_steps < 1) return false;
+    } else if (f == "--model") {
+      a->model = std::string(v);
     } else if (f == "--seed") {
       int64_t s = 0;
       if (!parse_i64(v, &s)) return false;
@@ -217,15 +225,28 @@ int64_t max_rss_bytes() {
   return int64_t(ru.ru_maxrss) * 1024;
 }
 
+// The random preset in the storage type mo.weight_dtype, or the --model file (its own types).
+core::Result<std::unique_ptr<model::Architecture>> load_model(
+    const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
+    const model::qwen35::Qwen35Options& mo) {
+  if (a.model.empty()) return model::qwen35::make_random_qwen35(cfg, a.seed, mo);
+  auto file = model::gguf::GgufFile::open(a.model);
+  if (!file.has_value()) return file.error();
+  core::ThreadPool pool(core::ThreadPool::hardware_threads());
+  auto m = model::gguf::load_qwen35_gguf(*file, mo, &pool);
+  if (!m.has_value()) return m.error();
+  return std::unique_ptr<model::Architecture>(std::move(m.value()));
+}
+
 json bench_dtype(const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
                  const std::string& wname, const Bandwidth& bw) {
   model::qwen35::Qwen35Options mo;
-  if (!core::parse_dtype(wname, &mo.weight_dtype))
+  if (a.model.empty() && !core::parse_dtype(wname, &mo.weight_dtype))
     return {{"weight_dtype", wname}, {"error", "unknown dtype"}};
   core::parse_dtype(a.kv, &mo.kv_dtype);
   const bool peak_reset = reset_peak_rss();
   int64_t t0 = core::now_ns();
-  auto arch = model::qwen35::make_random_qwen35(cfg, a.seed, mo);
+  auto arch = load_model(a, cfg, mo);
   if (!arch.has_value()) return {{"weight_dtype", wname}, {"error", arch.error().to_string()}};
   const double load_s = double(core::now_ns() - t0) * 1e-9;
   const int64_t rss_after_load = rss_bytes();
@@ -292,10 +313,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: engine_bench [--contexts 1024,8192,32768] [--weights f32,bf16] "
                  "[--kv-dtype f32] [--threads 0] [--decode-steps 32] [--preset small] "
-                 "[--seed 1]\n(contexts are multiples of 1024)\n");
+                 "[--seed 1] [--model FILE.gguf]\n(contexts are multiples of 1024)\n");
     return 2;
   }
-  auto cfg = model::qwen35::qwen35_preset(a.preset);
+  auto cfg = model::qwen35::qwen35_preset(a.model.empty() ? a.preset : "small");
   if (!cfg.has_value()) {
     std::fprintf(stderr, "engine_bench: %s\n", cfg.error().to_string().c_str());
     return 2;
@@ -303,9 +324,13 @@ int main(int argc, char** argv) {
   const int n_threads = a.threads > 0 ? int(a.threads) : core::ThreadPool::hardware_threads();
   const Bandwidth bw = measure_bandwidth(n_threads);
   json runs = json::array();
-  for (const auto& w : a.weights) runs.push_back(bench_dtype(a, *cfg, w, bw));
+  if (a.model.empty()) {
+    for (const auto& w : a.weights) runs.push_back(bench_dtype(a, *cfg, w, bw));
+  } else {
+    runs.push_back(bench_dtype(a, *cfg, a.model, bw));
+  }
   json doc = {{"benchmark", "engine"},
-              {"preset", a.preset},
+              {"preset", a.model.empty() ? a.preset : a.model},
               {"threads", n_threads},
               {"isa", std::string(core::isa_name(core::active_isa()))},
               {"prefill_chunk", 1024},

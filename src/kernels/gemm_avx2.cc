@@ -11,6 +11,7 @@
 
 #include "core/dtype.h"
 #include "kernels/gemm_job.h"
+#include "kernels/simd/force_inline.h"
 
 namespace anchorage::kernels::isa_avx2 {
 namespace {
@@ -120,10 +121,72 @@ void unpack_f16_impl(const uint16_t* src, int64_t n, float* out) {
   for (; i < n; ++i) out[i] = core::f16_to_f32(src[i]);
 }
 
+// Vector operations of the in-register decode kernels (gemm_decode_impl.h): 8 lanes.
+struct DV {
+  static constexpr int kW = 8;
+  using F = __m256;
+  using I = __m256i;
+  static F zero() { return _mm256_setzero_ps(); }
+  static F bcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  static F fmsub(F a, F b, F c) { return _mm256_fmsub_ps(a, b, c); }
+  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  static F sub(F a, F b) { return _mm256_sub_ps(a, b); }
+  static F cvt(I a) { return _mm256_cvtepi32_ps(a); }
+  // 8 bytes zero- / sign-extended to 32-bit lanes.
+  static I u8(const uint8_t* p) {
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  }
+  static I i8(const uint8_t* p) {
+    return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  }
+  // Bytes [8j, 8j + 8) of 32 int8, sign-extended.
+  static I widen_i8(__m256i b, int j) {
+    const __m128i h = j < 2 ? _mm256_castsi256_si128(b) : _mm256_extracti128_si256(b, 1);
+    return _mm256_cvtepi8_epi32(j % 2 == 0 ? h : _mm_srli_si128(h, 8));
+  }
+  static I and_(I a, int m) { return _mm256_and_si256(a, _mm256_set1_epi32(m)); }
+  static I and15(I a) { return and_(a, 15); }
+  static I or_(I a, I b) { return _mm256_or_si256(a, b); }
+  static I srl4(I a) { return _mm256_srli_epi32(a, 4); }
+  static I srl6(I a) { return _mm256_srli_epi32(a, 6); }
+  static I sll4(I a) { return _mm256_slli_epi32(a, 4); }
+  // 8 f16 -> f32 (exact; see gemm_decode_impl.h for signalling NaNs).
+  static F f16(const uint8_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  // Lanes [8j, 8j + 8) of 32 gathered halves (gather_halves).
+  static F halves(const __m256i h[2], int j) {
+    const __m256i v = h[j / 2];
+    return _mm256_cvtph_ps(j % 2 == 0 ? _mm256_castsi256_si128(v) : _mm256_extracti128_si256(v, 1));
+  }
+  // The first n lanes (all 8 when n >= 8).
+  static void store(float* y, F v, int64_t n) {
+    if (n >= 8) {
+      _mm256_storeu_ps(y, v);
+    } else if (n > 0) {
+      _mm256_maskstore_ps(y, lane_mask(n), v);
+    }
+  }
+};
+
+// Decode tiles: at most 2 rows (4 accumulators per row and panel in 16 ymm), one row takes 2
+// panels: 8 chains, the FMA latency x 2 pipes.
+constexpr int kDecodeMr = 2;
+constexpr int decode_panels(int dtype, int r) {
+  return r == 1 ? 2 : 1;
+}
+
+#include "kernels/gemm_decode_impl.h"
+
 }  // namespace
 
 void gemm_block(const GemmJob& job, const GemmBlock& b) {
   gemm_block_impl(job, b);
+}
+
+void gemm_decode_block(int dtype, const GemmJob& job, const GemmBlock& b) {
+  gemm_decode_block_impl(dtype, job, b);
 }
 
 void unpack_kblocks(int dtype, const uint8_t* blocks, int64_t n, float* out) {

@@ -12,6 +12,7 @@
 
 #include "core/dtype.h"
 #include "kernels/gemm_job.h"
+#include "kernels/simd/force_inline.h"
 
 namespace anchorage::kernels::isa_avx512 {
 namespace {
@@ -140,223 +141,73 @@ void unpack_f16_impl(const uint16_t* src, int64_t n, float* out) {
   for (; i < n; ++i) out[i] = core::f16_to_f32(src[i]);
 }
 
-// Q8_0 panels multiplied without unpacking (few rows: decode and verify). Per k block of 32
-// inputs the tile loads the 32 lanes' scales d (half_to_float, as the unpacker does) and per
-// input one 32-byte run of quants, widened in registers: w = float(q) * d, the value
-// dequantize_row() gives, then the same FMA chain over k ascending from +0.0f. So the bits
-// equal the unpacking path's and every other ISA's.
-// 16 int8 -> f32, exact. (The maskz forms only avoid GCC 12's -Wmaybe-uninitialized false
-// positive in the plain ones, as in load_w.)
-inline __m512 widen_q8(__m128i q) {
-  const __mmask16 all = __mmask16(0xffff);
-  return _mm512_maskz_cvtepi32_ps(all, _mm512_maskz_cvtepi8_epi32(all, q));
-}
-// 16 uint8 (nibbles) -> f32, exact.
-inline __m512 widen_u4(__m128i q) {
-  const __mmask16 all = __mmask16(0xffff);
-  return _mm512_maskz_cvtepi32_ps(all, _mm512_maskz_cvtepu8_epi32(all, q));
+// Vector operations of the in-register decode kernels (gemm_decode_impl.h): 16 lanes.
+// (The maskz forms of the conversions only avoid GCC 12's -Wmaybe-uninitialized false positive in
+// the plain ones, as in load_w.)
+struct DV {
+  static constexpr int kW = 16;
+  static constexpr __mmask16 kAll = 0xffff;
+  using F = __m512;
+  using I = __m512i;
+  static F zero() { return _mm512_setzero_ps(); }
+  static F bcast(const float* p) { return _mm512_set1_ps(*p); }
+  static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static F fmsub(F a, F b, F c) { return _mm512_fmsub_ps(a, b, c); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F sub(F a, F b) { return _mm512_sub_ps(a, b); }
+  static F cvt(I a) { return _mm512_maskz_cvtepi32_ps(kAll, a); }
+  // 16 bytes zero- / sign-extended to 32-bit lanes.
+  static I u8(const uint8_t* p) {
+    return _mm512_maskz_cvtepu8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static I i8(const uint8_t* p) {
+    return _mm512_maskz_cvtepi8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  // Bytes [16j, 16j + 16) of 32 int8, sign-extended.
+  static I widen_i8(__m256i b, int j) {
+    return _mm512_maskz_cvtepi8_epi32(
+        kAll, j == 0 ? _mm256_castsi256_si128(b) : _mm256_extracti128_si256(b, 1));
+  }
+  static I and_(I a, int m) { return _mm512_and_si512(a, _mm512_set1_epi32(m)); }
+  static I and15(I a) { return and_(a, 15); }
+  static I or_(I a, I b) { return _mm512_or_si512(a, b); }
+  static I srl4(I a) { return _mm512_maskz_srli_epi32(kAll, a, 4); }
+  static I srl6(I a) { return _mm512_maskz_srli_epi32(kAll, a, 6); }
+  static I sll4(I a) { return _mm512_maskz_slli_epi32(kAll, a, 4); }
+  // 16 f16 -> f32 (exact; see gemm_decode_impl.h for signalling NaNs). Two 256-bit
+  // conversions measured faster here than one 512-bit vcvtph2ps (M = 1, K 512, N 2048: 55 vs
+  // 61 us a call; the LM head is bandwidth-bound either way).
+  static F f16(const uint8_t* p) {
+    const __m256 lo = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    const __m256 hi = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16)));
+    return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+  }
+  // Lanes [16j, 16j + 16) of 32 gathered halves (gather_halves).
+  static F halves(const __m256i h[2], int j) { return _mm512_maskz_cvtph_ps(kAll, h[j]); }
+  // The first n (<= 16) lanes.
+  static void store(float* y, F v, int64_t n) { _mm512_mask_storeu_ps(y, lane_mask(n), v); }
+};
+
+// Rows of one decode register tile, and panels per tile: accumulators (2 per row and panel) +
+// broadcasts + the dequantizing temporaries within 32 zmm, and >= 8 chains to cover the FMA
+// latency. f16 streams as many panels as f32 (its conversion is one instruction).
+constexpr int kDecodeMr = 8;
+constexpr int decode_panels(int dtype, int r) {
+  return dtype == int(core::DType::kF16) ? (r == 1   ? 8
+                                            : r == 2 ? 4
+                                            : r <= 4 ? 2
+                                                     : 1)
+                                         : (r == 1   ? 4
+                                            : r <= 4 ? 2
+                                                     : 1);
 }
 
-template <int R, int P>
-void q8_0_tile(const float* x, int64_t ldx, const uint8_t* w, int64_t pstride, int64_t K, float* y,
-               int64_t ldy, int64_t n_cols) {
-  __mmask16 mask[2 * P];
-#pragma GCC unroll 16
-  for (int j = 0; j < 2 * P; ++j) mask[j] = lane_mask(n_cols - 16 * j);
-  __m512 acc[R][2 * P];
-#pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-    for (int j = 0; j < 2 * P; ++j) acc[r][j] = _mm512_setzero_ps();
-  }
-  for (int64_t kb = 0; kb < K / 32; ++kb) {
-    __m512 d[2 * P];
-#pragma GCC unroll 16
-    for (int q = 0; q < P; ++q) {
-      alignas(64) float ds[32];
-      unpack_f16_field(w + q * pstride + kb * 32 * 34, 0, ds);
-      d[2 * q] = _mm512_load_ps(ds);
-      d[2 * q + 1] = _mm512_load_ps(ds + 16);
-    }
-    const float* xk = x + kb * 32;
-    for (int i = 0; i < 32; ++i) {
-      __m512 xb[R];
-#pragma GCC unroll 16
-      for (int r = 0; r < R; ++r) xb[r] = _mm512_set1_ps(xk[r * ldx + i]);
-#pragma GCC unroll 16
-      for (int q = 0; q < P; ++q) {
-        const uint8_t* qs = w + q * pstride + kb * 32 * 34 + (2 + i) * 32;
-        const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-        const __m128i q1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs + 16));
-        const __m512 w0 = _mm512_mul_ps(widen_q8(q0), d[2 * q]);
-        const __m512 w1 = _mm512_mul_ps(widen_q8(q1), d[2 * q + 1]);
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) {
-          acc[r][2 * q] = _mm512_fmadd_ps(xb[r], w0, acc[r][2 * q]);
-          acc[r][2 * q + 1] = _mm512_fmadd_ps(xb[r], w1, acc[r][2 * q + 1]);
-        }
-      }
-    }
-  }
-#pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-    for (int j = 0; j < 2 * P; ++j) _mm512_mask_storeu_ps(y + r * ldy + 16 * j, mask[j], acc[r][j]);
-  }
-}
-
-using Q8TileFn = void (*)(const float*, int64_t, const uint8_t*, int64_t, int64_t, float*, int64_t,
-                          int64_t);
-
-// Panels per Q8_0 tile: accumulators + scales + the two weights + broadcasts within 32 zmm.
-constexpr int q8_panels_for_rows(int r) {
-  return r <= 2 ? 4 : r <= 4 ? 2 : 1;
-}
-
-template <int R, int P = q8_panels_for_rows(R)>
-Q8TileFn q8_pick_p(int p) {
-  if constexpr (P == 1) {
-    return &q8_0_tile<R, 1>;
-  } else {
-    return p == P ? &q8_0_tile<R, P> : q8_pick_p<R, P / 2>(p);
-  }
-}
-
-Q8TileFn q8_pick(int r, int p) {
-  // clang-format off
-  switch (r) {
-    case 1: return q8_pick_p<1>(p);
-    case 2: return q8_pick_p<2>(p);
-    case 3: return q8_pick_p<3>(p);
-    case 4: return q8_pick_p<4>(p);
-    case 5: return q8_pick_p<5>(p);
-    case 6: return q8_pick_p<6>(p);
-    case 7: return q8_pick_p<7>(p);
-    default: return q8_pick_p<8>(p);
-  }
-  // clang-format on
-}
-
-// Q4_K panels multiplied without unpacking (few rows), like q8_0_tile: per sub-block of 32
-// inputs the lanes' (d*sc) and (dmin*m) (q4_k_lane_scales, as the unpacker computes them), per
-// input one 32-byte run of quants whose low or high nibbles are widened in registers:
-// w = (d*sc) * q - dmin*m, a product then a difference (never fused), dequantize_row()'s value.
-template <int R, int P>
-void q4_k_tile(const float* x, int64_t ldx, const uint8_t* w, int64_t pstride, int64_t K, float* y,
-               int64_t ldy, int64_t n_cols) {
-  __mmask16 mask[2 * P];
-#pragma GCC unroll 16
-  for (int j = 0; j < 2 * P; ++j) mask[j] = lane_mask(n_cols - 16 * j);
-  __m512 acc[R][2 * P];
-#pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-    for (int j = 0; j < 2 * P; ++j) acc[r][j] = _mm512_setzero_ps();
-  }
-  const __m128i low4 = _mm_set1_epi8(0x0F);
-  for (int64_t kb = 0; kb < K / 256; ++kb) {
-    alignas(64) float d1[P][8][32];
-    alignas(64) float m1[P][8][32];
-#pragma GCC unroll 16
-    for (int q = 0; q < P; ++q) q4_k_lane_scales(w + q * pstride + kb * 32 * 144, d1[q], m1[q]);
-    for (int j = 0; j < 8; ++j) {
-      __m512 dv[2 * P], mv[2 * P];
-#pragma GCC unroll 16
-      for (int q = 0; q < P; ++q) {
-        dv[2 * q] = _mm512_load_ps(d1[q][j]);
-        dv[2 * q + 1] = _mm512_load_ps(d1[q][j] + 16);
-        mv[2 * q] = _mm512_load_ps(m1[q][j]);
-        mv[2 * q + 1] = _mm512_load_ps(m1[q][j] + 16);
-      }
-      const int shift = (j % 2) * 4;  // sub-block 2i: low nibbles, 2i+1: high
-      const float* xk = x + kb * 256 + 32 * j;
-      for (int l = 0; l < 32; ++l) {
-        __m512 xb[R];
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) xb[r] = _mm512_set1_ps(xk[r * ldx + l]);
-#pragma GCC unroll 16
-        for (int q = 0; q < P; ++q) {
-          const uint8_t* qs = w + q * pstride + kb * 32 * 144 + (16 + 32 * (j / 2) + l) * 32;
-          const __m128i b0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-          const __m128i b1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs + 16));
-          const __m128i n0 = _mm_and_si128(_mm_srli_epi16(b0, shift), low4);
-          const __m128i n1 = _mm_and_si128(_mm_srli_epi16(b1, shift), low4);
-          const __m512 w0 = _mm512_sub_ps(_mm512_mul_ps(dv[2 * q], widen_u4(n0)), mv[2 * q]);
-          const __m512 w1 =
-              _mm512_sub_ps(_mm512_mul_ps(dv[2 * q + 1], widen_u4(n1)), mv[2 * q + 1]);
-#pragma GCC unroll 16
-          for (int r = 0; r < R; ++r) {
-            acc[r][2 * q] = _mm512_fmadd_ps(xb[r], w0, acc[r][2 * q]);
-            acc[r][2 * q + 1] = _mm512_fmadd_ps(xb[r], w1, acc[r][2 * q + 1]);
-          }
-        }
-      }
-    }
-  }
-#pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 16
-    for (int j = 0; j < 2 * P; ++j) _mm512_mask_storeu_ps(y + r * ldy + 16 * j, mask[j], acc[r][j]);
-  }
-}
-
-// Panels per Q4_K tile: 2P accumulators per row + 4P scale vectors + broadcasts <= 32 zmm.
-constexpr int q4_panels_for_rows(int r) {
-  return r == 1 ? 4 : r <= 4 ? 2 : 1;
-}
-
-template <int R, int P = q4_panels_for_rows(R)>
-Q8TileFn q4_pick_p(int p) {
-  if constexpr (P == 1) {
-    return &q4_k_tile<R, 1>;
-  } else {
-    return p == P ? &q4_k_tile<R, P> : q4_pick_p<R, P / 2>(p);
-  }
-}
-
-Q8TileFn q4_pick(int r, int p) {
-  // clang-format off
-  switch (r) {
-    case 1: return q4_pick_p<1>(p);
-    case 2: return q4_pick_p<2>(p);
-    case 3: return q4_pick_p<3>(p);
-    case 4: return q4_pick_p<4>(p);
-    case 5: return q4_pick_p<5>(p);
-    case 6: return q4_pick_p<6>(p);
-    case 7: return q4_pick_p<7>(p);
-    default: return q4_pick_p<8>(p);
-  }
-  // clang-format on
-}
+#include "kernels/gemm_decode_impl.h"
 
 }  // namespace
 
-void gemm_q8_0_block(const GemmJob& job, const GemmBlock& b) {
-  const int rows = int(b.m1 - b.m0);
-  const int pg = q8_panels_for_rows(rows);
-  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
-  const int64_t pstride = job.K * 34;  // bytes of one Q8_0 panel: K/32 k blocks of 32 x 34
-  for (int64_t p = b.p0; p < b.p1;) {
-    int np = pg;
-    while (np > b.p1 - p) np /= 2;
-    q8_pick(rows, np)(job.x + b.m0 * job.ldx, job.ldx, panels + p * pstride, pstride, job.K,
-                      job.y + b.m0 * job.ldy + p * 32, job.ldy, job.N - p * 32);
-    p += np;
-  }
-}
-
-void gemm_q4_k_block(const GemmJob& job, const GemmBlock& b) {
-  const int rows = int(b.m1 - b.m0);
-  const int pg = q4_panels_for_rows(rows);
-  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
-  const int64_t pstride = job.K / 256 * 32 * 144;  // bytes of one Q4_K panel
-  for (int64_t p = b.p0; p < b.p1;) {
-    int np = pg;
-    while (np > b.p1 - p) np /= 2;
-    q4_pick(rows, np)(job.x + b.m0 * job.ldx, job.ldx, panels + p * pstride, pstride, job.K,
-                      job.y + b.m0 * job.ldy + p * 32, job.ldy, job.N - p * 32);
-    p += np;
-  }
+void gemm_decode_block(int dtype, const GemmJob& job, const GemmBlock& b) {
+  gemm_decode_block_impl(dtype, job, b);
 }
 
 void gemm_block(const GemmJob& job, const GemmBlock& b) {

@@ -52,6 +52,10 @@ void unpack_f16(const uint16_t* src, int64_t n, float* out);
 }  // namespace isa_scalar
 namespace isa_avx2 {
 void gemm_block(const GemmJob& job, const GemmBlock& b);
+// A block of at most 8 rows (decode, verify) over f16, Q8_0, Q4_K or Q6_K panels (dtype: a
+// core::DType value) read in place (job.panels = panel 0 of the PackedWeight, whole K, chains
+// from +0.0f), dequantized in registers: the same bits as unpacking (gemm_decode_impl.h).
+void gemm_decode_block(int dtype, const GemmJob& job, const GemmBlock& b);
 // n k blocks of a quantized panel (dtype: a core::DType value) -> [n * B][32] f32
 // (kernels/unpack_impl.h); f16 -> f32 of n contiguous halves.
 void unpack_kblocks(int dtype, const uint8_t* blocks, int64_t n, float* out);
@@ -59,10 +63,7 @@ void unpack_f16(const uint16_t* src, int64_t n, float* out);
 }  // namespace isa_avx2
 namespace isa_avx512 {
 void gemm_block(const GemmJob& job, const GemmBlock& b);
-// A block of at most 8 rows over Q8_0 (Q4_K) panels read in place (job.panels = panel 0 of the
-// PackedWeight, whole K, chains from +0.0f): dequantized in registers, same bits as unpacking.
-void gemm_q8_0_block(const GemmJob& job, const GemmBlock& b);
-void gemm_q4_k_block(const GemmJob& job, const GemmBlock& b);  // the same for Q4_K
+void gemm_decode_block(int dtype, const GemmJob& job, const GemmBlock& b);  // as isa_avx2's
 // n k blocks of a quantized panel (dtype: a core::DType value) -> [n * B][32] f32
 // (kernels/unpack_impl.h); f16 -> f32 of n contiguous halves.
 void unpack_kblocks(int dtype, const uint8_t* blocks, int64_t n, float* out);

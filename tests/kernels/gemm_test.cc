@@ -181,6 +181,124 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, GemmShapes,
                            return std::string(core::dtype_name(info.param));
                          });
 
+// The small-M path (blocks of <= 8 rows: decode, verify) reads f16 and quantized panels in
+// place and dequantizes in registers on AVX-512 and AVX2 (gemm_decode_impl.h); more rows
+// unpack a K block at a time. Every M = 1..9 (9 takes a row tile of 8 on AVX-512 plus one, and
+// the unpacking path in a block of 9) must give each row the bits of that row inside an
+// M = 1,024 call, on 1 and 2 threads and with no pool, on every ISA, and the reference's. K
+// spans three K-quant blocks and two kGemmKc blocks; N = 300 leaves panel groups of 8, 4, 2
+// and 1 and a partial panel.
+class GemmSmallM : public ::testing::TestWithParam<DType> {};
+
+TEST_P(GemmSmallM, EveryRowCountEqualsTheRowInALargeBatch) {
+  IsaScope scope;
+  core::ThreadPool one(1), two(2);
+  const int64_t M = 1024, K = 768, N = 300;
+  const Problem p(M, K, N, GetParam(), 9, /*x_pad=*/3, /*y_pad=*/0);
+  const std::vector<float> ref = p.run_ref();
+  for (Isa isa : runnable_isas()) {
+    core::set_active_isa(isa);
+    const std::vector<float> full = p.run(&two);
+    EXPECT_TRUE(same_bits(full, ref)) << core::isa_name(isa);
+    for (int64_t rows = 1; rows <= 9; ++rows) {
+      for (int64_t start : {int64_t(0), int64_t(509), M - rows}) {
+        for (core::ThreadPool* pool : {static_cast<core::ThreadPool*>(nullptr), &one, &two}) {
+          std::vector<float> part(size_t(rows * N), Problem::kSentinel);
+          gemm(p.x.data() + start * p.ldx, rows, p.ldx, p.w, part.data(), N, pool);
+          EXPECT_EQ(0, std::memcmp(part.data(), full.data() + start * N, part.size() * 4))
+              << core::isa_name(isa) << " rows=" << rows << " start=" << start
+              << " threads=" << (pool ? pool->n_threads() : 0);
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, GemmSmallM,
+                         ::testing::Values(DType::kF32, DType::kBF16, DType::kF16, DType::kQ8_0,
+                                           DType::kQ4_K, DType::kQ6_K),
+                         [](const auto& info) {
+                           return std::string(core::dtype_name(info.param));
+                         });
+
+void put_u16(uint8_t* p, uint16_t v) {
+  p[0] = uint8_t(v & 0xff);
+  p[1] = uint8_t(v >> 8);
+}
+
+// Scales that are inf or NaN (and f16 weights that are): the in-register decode must give the
+// reference's bits, NaN payloads included. Q4_K's in-register path turns (d*sc)*q - dmin*m into
+// one fmsub only where every scale of the k block is finite: with d = inf, q = 0 and a NaN dmin
+// the product-then-difference gives the default NaN (inf * 0) where fmsub would return dmin's
+// NaN, which row 3 sees. Each chain meets NaNs of one payload only, so the comparison does not
+// depend on which NaN operand an FMA encoding propagates.
+TEST(GemmSmallM, NonFiniteScalesAndWeightsGiveTheReferenceBits) {
+  IsaScope scope;
+  core::ThreadPool two(2);
+  const int64_t N = 70, K = 512;
+  const uint16_t kInf = 0x7c00, kNegInf = 0xfc00, kNan = 0x7e55, kSnan = 0x7c01;
+  const std::vector<float> wf = random_floats(N * K, 51);
+  for (DType t : {DType::kF16, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K}) {
+    const int64_t row_bytes = core::dtype_row_bytes(t, K);
+    std::vector<uint8_t> rows(static_cast<size_t>(N * row_bytes));
+    if (t == DType::kF16) {
+      auto* h = reinterpret_cast<uint16_t*>(rows.data());
+      for (int64_t i = 0; i < N * K; ++i) h[i] = core::f32_to_f16(wf[size_t(i)]);
+      // One special per row (inf and -inf meet in row 4 and give the default NaN).
+      h[1 * K + 3] = kSnan;
+      h[2 * K + 200] = 0xfe12;  // quiet NaN, sign set
+      h[3 * K + 0] = kInf;
+      h[4 * K + 7] = kInf;
+      h[4 * K + 9] = kNegInf;
+      h[40 * K + 511] = 0x0001;  // subnormals
+      h[41 * K + 100] = 0x83ff;
+    } else {
+      for (int64_t r = 0; r < N; ++r)
+        quantize_row(t, wf.data() + r * K, rows.data() + r * row_bytes, K);
+      const int64_t d_at = t == DType::kQ6_K ? 208 : 0;  // byte offset of d in a block
+      const int64_t bb = core::dtype_block_bytes(t);
+      put_u16(rows.data() + 1 * row_bytes + d_at, kInf);
+      put_u16(rows.data() + 2 * row_bytes + bb + d_at, kNan);
+      put_u16(rows.data() + 5 * row_bytes + d_at, kSnan);
+      put_u16(rows.data() + 44 * row_bytes + d_at, kNegInf);
+      if (t == DType::kQ4_K) {
+        put_u16(rows.data() + 6 * row_bytes + 2, kNan);  // dmin
+        put_u16(rows.data() + 45 * row_bytes + bb + 2, kInf);
+        // Row 3, block 0: d = inf, dmin = NaN, every sc = 1, every q = 0: (inf * 0) - NaN.
+        uint8_t* b = rows.data() + 3 * row_bytes;
+        put_u16(b, kInf);
+        put_u16(b + 2, kNan);
+        for (int i = 4; i < 16; ++i) b[i] = 0x01;
+        for (int i = 16; i < 144; ++i) b[i] = 0;
+      }
+    }
+    const PackedWeight w = PackedWeight::from_rows(rows.data(), t, N, K, t);
+    std::vector<float> deq(static_cast<size_t>(N * K));
+    for (int64_t r = 0; r < N; ++r) w.get_row(r, deq.data() + r * K);
+    const PackedWeight w_f32(deq.data(), N, K, DType::kF32);
+    for (int64_t M : {int64_t(1), int64_t(3), int64_t(8), int64_t(9), int64_t(40)}) {
+      const std::vector<float> x = random_floats(M * K, 52);
+      std::vector<float> ref(size_t(M * N));
+      gemm_ref(x.data(), M, K, w_f32, ref.data(), N);
+      for (Isa isa : runnable_isas()) {
+        core::set_active_isa(isa);
+        for (core::ThreadPool* pool : {static_cast<core::ThreadPool*>(nullptr), &two}) {
+          std::vector<float> y(size_t(M * N), Problem::kSentinel);
+          gemm(x.data(), M, K, w, y.data(), N, pool);
+          EXPECT_TRUE(same_bits(y, ref)) << core::dtype_name(t) << " " << core::isa_name(isa)
+                                         << " M=" << M << " pool=" << (pool != nullptr);
+        }
+      }
+    }
+    // The specials do reach the outputs (rows 1 and 3 of W: columns 1 and 3 of y).
+    std::vector<float> y(static_cast<size_t>(N));
+    const std::vector<float> x = random_floats(K, 53);
+    gemm(x.data(), 1, K, w, y.data(), N, nullptr);
+    EXPECT_FALSE(std::isfinite(y[1])) << core::dtype_name(t);
+    if (t == DType::kF16 || t == DType::kQ4_K) EXPECT_FALSE(std::isfinite(y[3]));
+  }
+}
+
 // The chain starts at +0.0f: (-1) * (+0) gives -0, and -0 + +0 = +0, so a kernel that starts
 // from the first product instead of from +0 (or that skips the FMA) shows a sign bit here.
 TEST(Gemm, NegativeZeroProductGivesPositiveZero) {

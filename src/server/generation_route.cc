@@ -1,6 +1,7 @@
 // serve_generation (routes.h): the part of the two completion routes after parsing.
 #include <httplib.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
@@ -36,6 +37,8 @@ GenerationJob make_job(Service& svc, const CompletionRequest& request, std::vect
   job.request_id = nonce;
   job.prompt = std::move(prompt);
   job.max_tokens = request.max_tokens.value_or(svc.options.default_max_tokens);
+  if (svc.options.max_tokens_cap >= 0)
+    job.max_tokens = std::min(job.max_tokens, svc.options.max_tokens_cap);
   job.sampling = request.sampling;
   // No seed: a fresh one per request (OpenAI's sampling is not reproducible without one).
   if (!request.has_seed) job.sampling.seed = nonce;

@@ -146,8 +146,11 @@ void HttpServer::Impl::install() {
     using httplib::Server;
     // --api-key: checked before anything else reads the request, on every route but /health
     // (load balancers probe it without keys).
-    if (!svc.options.api_key.empty() && q.path != "/health" &&
-        !bearer_matches(q, svc.options.api_key)) {
+    // The admin token passes too: one Authorization header cannot carry both, and the cache
+    // routes it guards sit behind this check.
+    const ServerOptions& o = svc.options;
+    if (!o.api_key.empty() && q.path != "/health" && !bearer_matches(q, o.api_key) &&
+        (o.admin_token.empty() || !bearer_matches(q, o.admin_token))) {
       svc.metrics.count_request(route_label(q), 401);
       ApiError e = field_error("Authorization",
                                "this server needs an API key: send "

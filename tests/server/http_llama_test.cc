@@ -140,6 +140,27 @@ TEST(HttpLlama, ApiKeyGuardsEveryRouteButHealth) {
   EXPECT_EQ(r->status, 200);
 }
 
+// The admin token is a key too (a clear cannot send two bearer tokens), and still the only one
+// a clear accepts.
+TEST(HttpLlama, AdminTokenPassesTheApiKeyCheck) {
+  ServerOptions o;
+  o.api_key = "sk-user";
+  o.admin_token = "sk-admin";
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  const httplib::Headers user = {{"Authorization", "Bearer sk-user"}};
+  const httplib::Headers admin = {{"Authorization", "Bearer sk-admin"}};
+  auto r = h.client().Get("/v1/models", admin);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  r = h.post("/v1/cache/clear", "", user);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  r = h.post("/v1/cache/clear", "", admin);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+}
+
 TEST(HttpLlama, NPredictCapsMaxTokens) {
   ServerOptions o;
   o.max_tokens_cap = 3;
@@ -161,6 +182,19 @@ TEST(HttpLlama, NPredictCapsMaxTokens) {
   }
   // ...a smaller one is kept.
   EXPECT_EQ(complete(Json{{"max_tokens", 2}})["usage"]["completion_tokens"], 2);
+}
+
+// Without a cap the same request goes past 3 tokens (so the test above sees the cap, not an
+// early stop).
+TEST(HttpLlama, WithoutNPredictMaxTokensHolds) {
+  ServerHarness h;
+  ASSERT_TRUE(h.ok());
+  auto r =
+      h.post("/v1/completions",
+             Json{{"prompt", "Once upon a time"}, {"temperature", 0}, {"max_tokens", 6}}.dump());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(parse_json(r->body)["usage"]["completion_tokens"], 6);
 }
 
 }  // namespace

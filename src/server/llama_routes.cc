@@ -51,7 +51,7 @@ void handle_tokenize(Service& svc, const httplib::Request& req, httplib::Respons
   bool add_special = false, with_pieces = false;
   r.read_bool("add_special", &add_special);
   r.read_bool("with_pieces", &with_pieces);
-  if (r.ok() && !content) r.fail(field_error("content", "is required"));
+  if (r.ok() && !content) r.fail(field_error("content", "missing", "missing_field"));
   if (!r.ok()) return answer_error(svc, res, *r.error());
   const std::vector<int32_t> ids = svc.tokenizer.encode(*content);
   Json tokens = Json::array();
@@ -70,7 +70,8 @@ void handle_detokenize(Service& svc, const httplib::Request& req, httplib::Respo
   if (auto e = parse_json_body(req.body, &body)) return answer_error(svc, res, *e);
   FieldReader r(body);
   const Json* tokens = r.find("tokens");
-  if (tokens == nullptr) return answer_error(svc, res, field_error("tokens", "is required"));
+  if (tokens == nullptr)
+    return answer_error(svc, res, field_error("tokens", "missing", "missing_field"));
   if (!tokens->is_array()) {
     return answer_error(svc, res,
                         field_error("tokens", "must be an array of token ids", "invalid_type"));

@@ -61,6 +61,7 @@ TEST(HttpLlama, TokenRoutesNameTheBadField) {
   ServerHarness h;
   ASSERT_TRUE(h.ok());
   expect_bad_field(h.post("/tokenize", "{}"), "content");
+  EXPECT_EQ(body_of(h.post("/detokenize", "{}"))["error"]["code"], "missing_field");
   expect_bad_field(h.post("/tokenize", R"({"content": 5})"), "content");
   expect_bad_field(h.post("/tokenize", R"({"content": "a", "with_pieces": "yes"})"), "with_pieces");
   expect_bad_field(h.post("/tokenize", R"({"content": "a", "add_special": 1})"), "add_special");

@@ -45,6 +45,7 @@ GenerationJob make_job(Service& svc, const CompletionRequest& request, std::vect
   job.stop_ids = svc.stop_ids;
   job.top_logprobs = request.logprobs ? request.top_logprobs : -1;
   job.session = request.session;
+  job.return_progress = request.return_progress && request.stream;
   job.prompt_text = std::move(prompt_text);
   if (request.endpoint == Endpoint::kChat)
     job.head_end = last_user_message_start(job.prompt, svc.tokenizer);

@@ -192,6 +192,15 @@ Json render_chunk(const ResponseMeta& meta, const text::Tokenizer& tok, const Ch
   return j;
 }
 
+Json render_progress_chunk(const ResponseMeta& meta, const PromptProgress& p) {
+  Json j = envelope(meta, /*chunk=*/true);
+  j["choices"] = Json::array();
+  j["prompt_progress"] = Json{
+      {"total", p.total}, {"cache", p.cache}, {"processed", p.processed}, {"time_ms", p.time_ms}};
+  if (meta.include_usage) j["usage"] = nullptr;
+  return j;
+}
+
 Json render_usage_chunk(const ResponseMeta& meta, Json usage) {
   Json j = envelope(meta, /*chunk=*/true);
   j["choices"] = Json::array();

@@ -56,6 +56,9 @@ Json render_usage(const JobOutcome& outcome, const SessionKey& session);
 Json render_chunk(const ResponseMeta& meta, const text::Tokenizer& tokenizer,
                   const ChoiceDelta& delta, bool first, std::string_view finish,
                   int64_t* text_offset);
+// A return_progress chunk while the prompt is read: no choices, llama-server's
+// "prompt_progress": {total, cache, processed, time_ms}.
+Json render_progress_chunk(const ResponseMeta& meta, const PromptProgress& progress);
 // The last stream chunk when include_usage: no choices, the usage.
 Json render_usage_chunk(const ResponseMeta& meta, Json usage);
 

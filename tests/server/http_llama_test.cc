@@ -198,5 +198,81 @@ TEST(HttpLlama, WithoutNPredictMaxTokensHolds) {
   EXPECT_EQ(parse_json(r->body)["usage"]["completion_tokens"], 6);
 }
 
+// return_progress (llama-server's): a streamed answer carries prompt_progress chunks while its
+// prompt is read — before any text, processed rising to the prompt's total — and only when
+// asked.
+TEST(HttpLlama, ReturnProgressStreamsPromptProgress) {
+  ServerHarness h;
+  ASSERT_TRUE(h.ok());
+  Json ids = Json::array();
+  for (int i = 0; i < 2500; ++i) ids.push_back(1000 + i % 700);
+  Json body = {{"prompt", ids},           {"max_tokens", 2},
+               {"temperature", 0},        {"stream", true},
+               {"return_progress", true}, {"stream_options", {{"include_usage", true}}}};
+  auto streamed = h.post_streamed("/v1/completions", body.dump());
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  std::vector<Json> progress;
+  Json usage;
+  bool saw_text = false;
+  for (const std::string& data : sse_data(streamed.body)) {
+    if (data == "[DONE]") break;
+    const Json chunk = parse_json(data);
+    if (chunk.contains("prompt_progress")) {
+      EXPECT_FALSE(saw_text) << "progress after text";
+      EXPECT_EQ(chunk["choices"], Json::array());
+      progress.push_back(chunk["prompt_progress"]);
+    } else if (!chunk["choices"].empty()) {
+      saw_text = true;
+    }
+    if (chunk.contains("usage") && !chunk["usage"].is_null()) usage = chunk["usage"];
+  }
+  ASSERT_GE(progress.size(), 2u) << streamed.body;  // 2500 tokens cross an anchor line
+  for (size_t i = 0; i < progress.size(); ++i) {
+    EXPECT_EQ(progress[i]["total"], 2500);
+    EXPECT_EQ(progress[i]["cache"], usage["prompt_tokens_details"]["cached_tokens"]);
+    if (i > 0) EXPECT_GT(progress[i]["processed"], progress[i - 1]["processed"]);
+  }
+  EXPECT_EQ(progress.back()["processed"], usage["prompt_tokens"]);
+
+  // Not asked: no progress chunk; a whole answer ignores the field.
+  body["return_progress"] = false;
+  streamed = h.post_streamed("/v1/completions", body.dump());
+  ASSERT_EQ(streamed.status, 200);
+  EXPECT_EQ(streamed.body.find("prompt_progress"), std::string::npos);
+  body["return_progress"] = true;
+  body["stream"] = false;
+  body.erase("stream_options");
+  auto r = h.post("/v1/completions", body.dump());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body.find("prompt_progress"), std::string::npos);
+  expect_bad_field(h.post("/v1/completions", R"({"prompt": "a", "return_progress": 1})"),
+                   "return_progress");
+}
+
+// A long prefill logs a line per chunk (counts only), so an operator sees it move.
+TEST(HttpLlama, LongPrefillLogsEachChunk) {
+  ServerHarness h;
+  ASSERT_TRUE(h.ok());
+  Json ids = Json::array();
+  for (int i = 0; i < 8500; ++i) ids.push_back(1000 + i % 900);
+  const Json body = {{"prompt", ids}, {"max_tokens", 1}, {"temperature", 0}};
+  core::set_log_level(core::LogLevel::kInfo);
+  ::testing::internal::CaptureStderr();
+  auto r = h.post("/v1/completions", body.dump());
+  h.stop();  // the request line is written once the job ends
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  core::set_log_level(core::LogLevel::kWarn);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  size_t lines = 0;
+  for (size_t at = log.find(": prefill "); at != std::string::npos;
+       at = log.find(": prefill ", at + 1))
+    ++lines;
+  EXPECT_GE(lines, 2u) << log;
+  EXPECT_NE(log.find(" of 8500 tokens (0 cached)"), std::string::npos) << log;
+  EXPECT_NE(log.find("prefill 8500 of 8500 tokens"), std::string::npos) << log;
+}
+
 }  // namespace
 }  // namespace anchorage::server::testing

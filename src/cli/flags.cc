@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 namespace anchorage::cli {
@@ -61,40 +62,76 @@ std::string format_double(double v) {
 }  // namespace
 
 void FlagSet::add_int(std::string name, int64_t* dst, std::string help) {
-  flags_.push_back({std::move(name), std::to_string(*dst), std::move(help), false,
-                    [dst](std::string_view s) { return parse_int(s, dst); }});
+  flags_.push_back({std::move(name),
+                    std::to_string(*dst),
+                    std::move(help),
+                    false,
+                    [dst](std::string_view s) { return parse_int(s, dst); },
+                    {}});
 }
 
 void FlagSet::add_uint(std::string name, uint64_t* dst, std::string help) {
-  flags_.push_back({std::move(name), std::to_string(*dst), std::move(help), false,
-                    [dst](std::string_view s) { return parse_uint(s, dst); }});
+  flags_.push_back({std::move(name),
+                    std::to_string(*dst),
+                    std::move(help),
+                    false,
+                    [dst](std::string_view s) { return parse_uint(s, dst); },
+                    {}});
 }
 
 void FlagSet::add_double(std::string name, double* dst, std::string help) {
-  flags_.push_back({std::move(name), format_double(*dst), std::move(help), false,
-                    [dst](std::string_view s) { return parse_double(s, dst); }});
+  flags_.push_back({std::move(name),
+                    format_double(*dst),
+                    std::move(help),
+                    false,
+                    [dst](std::string_view s) { return parse_double(s, dst); },
+                    {}});
 }
 
 void FlagSet::add_string(std::string name, std::string* dst, std::string help) {
   std::string def = dst->empty() ? "(none)" : *dst;
-  flags_.push_back(
-      {std::move(name), std::move(def), std::move(help), false, [dst](std::string_view s) {
-         *dst = std::string(s);
-         return true;
-       }});
+  flags_.push_back({std::move(name),
+                    std::move(def),
+                    std::move(help),
+                    false,
+                    [dst](std::string_view s) {
+                      *dst = std::string(s);
+                      return true;
+                    },
+                    {}});
 }
 
 void FlagSet::add_bool(std::string name, bool* dst, std::string help) {
-  flags_.push_back(
-      {std::move(name), *dst ? "on" : "off", std::move(help), true, [dst](std::string_view s) {
-         *dst = s == "1";
-         return true;
-       }});
+  flags_.push_back({std::move(name),
+                    *dst ? "on" : "off",
+                    std::move(help),
+                    true,
+                    [dst](std::string_view s) {
+                      *dst = s == "1";
+                      return true;
+                    },
+                    {}});
 }
 
-const FlagSet::Flag* FlagSet::find(std::string_view name) const {
-  for (const auto& f : flags_)
-    if (f.name == name) return &f;
+void FlagSet::add_alias(std::string_view name, std::string alias) {
+  for (auto& f : flags_) {
+    if (f.name == name) {
+      f.aliases.push_back(std::move(alias));
+      return;
+    }
+  }
+  std::fprintf(stderr, "FlagSet: alias %s of unknown flag --%.*s\n", alias.c_str(),
+               int(name.size()), name.data());
+  std::abort();  // a programming error, found by any run of the command
+}
+
+const FlagSet::Flag* FlagSet::find(std::string_view arg) const {
+  for (const auto& f : flags_) {
+    if (arg.size() == f.name.size() + 2 && arg.substr(0, 2) == "--" && arg.substr(2) == f.name)
+      return &f;
+    for (const std::string& a : f.aliases)
+      if (arg == a) return &f;
+  }
   return nullptr;
 }
 
@@ -106,9 +143,8 @@ core::Status FlagSet::parse(const std::vector<std::string_view>& args, bool* hel
       *help_asked = true;
       return core::Status::ok();
     }
-    if (a.substr(0, 2) != "--")
+    if (a.size() < 2 || a[0] != '-')
       return core::Status::invalid_argument("unexpected argument '" + std::string(a) + "'");
-    a.remove_prefix(2);
     std::string_view value;
     bool has_value = false;
     if (size_t eq = a.find('='); eq != std::string_view::npos) {
@@ -117,7 +153,7 @@ core::Status FlagSet::parse(const std::vector<std::string_view>& args, bool* hel
       has_value = true;
     }
     const Flag* f = find(a);
-    if (!f) return core::Status::invalid_argument("unknown flag --" + std::string(a));
+    if (!f) return core::Status::invalid_argument("unknown flag " + std::string(a));
     if (f->is_switch) {
       // `--x`, `--x=off` (the environment's form) or `--x off`: a following argument is
       // taken only when it is a boolean word, so `--x --y` still reads as two switches.
@@ -151,7 +187,9 @@ std::vector<std::string> FlagSet::names() const {
 
 void FlagSet::print_help(std::FILE* out) const {
   for (const auto& f : flags_) {
-    std::string left = "  --" + f.name + (f.is_switch ? "" : " <v>");
+    std::string left = "  ";
+    for (const std::string& a : f.aliases) left += a + ", ";
+    left += "--" + f.name + (f.is_switch ? "" : " <v>");
     std::fprintf(out, "%-26s %s (default: %s)\n", left.c_str(), f.help.c_str(),
                  f.default_text.c_str());
   }

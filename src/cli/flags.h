@@ -1,6 +1,7 @@
 // FlagSet: the command line flags of one subcommand — registration with a default and a help
 // line, parsing of `--name value` / `--name=value` (numbers with std::from_chars, whole
-// string or nothing), and the help text listing every flag with its default.
+// string or nothing), and the help text listing every flag with its default. A flag may have
+// aliases (`-m`, `--ctx-size`), so the names a llama.cpp user types work as well.
 //
 // Threading: single-threaded (start-up only).
 #pragma once
@@ -26,6 +27,9 @@ class FlagSet {
   // A switch: `--name` means on; `--name=off` / `--name off` (on|off|true|false|yes|no|1|0)
   // set it either way, so a switch that defaults on can be turned off.
   void add_bool(std::string name, bool* dst, std::string help);
+  // Another spelling of the flag registered as name, written with its dashes ("-m",
+  // "--ctx-size"); --help lists it beside the name. The flag must exist.
+  void add_alias(std::string_view name, std::string alias);
 
   // Parses args (without the program and subcommand names). InvalidArgument names the flag
   // and the bad value. `--help` / `-h` sets *help_asked and stops.
@@ -41,8 +45,10 @@ class FlagSet {
     std::string help;
     bool is_switch = false;
     std::function<bool(std::string_view)> set;  // false: the value does not parse
+    std::vector<std::string> aliases;           // with their dashes
   };
-  const Flag* find(std::string_view name) const;
+  // The flag an argument names, dashes included ("--model", "-m"); nullptr if none.
+  const Flag* find(std::string_view arg) const;
 
   std::vector<Flag> flags_;
 };

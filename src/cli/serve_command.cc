@@ -14,6 +14,7 @@
 #include "cache/budget.h"
 #include "cli/flags.h"
 #include "cli/model_source.h"
+#include "core/clock.h"
 #include "core/dtype.h"
 #include "core/log.h"
 #include "core/machine_memory.h"
@@ -51,6 +52,9 @@ struct ServeArgs {
   std::string model_name;
   int64_t reasoning_budget = -1;
   std::string admin_token;
+  std::string api_key;
+  int64_t n_predict = -1;
+  int64_t parallel = 1;
   // The caches (docs/cache.md): defaults are the option structs' own, sizes shown in GiB; the
   // memory limits 0 = derived from the machine (BudgetOptions::for_memory).
   bool no_cache = false;
@@ -93,6 +97,18 @@ FlagSet make_flags(ServeArgs* a) {
   add_model_flags(&f, &a->model, /*chat_template=*/true);
   f.add_int("ctx", &a->ctx, "context capacity in tokens (prompt + generation)");
   f.add_int("threads", &a->threads, "engine threads, counting the engine thread (0 = all)");
+  f.add_int("n-predict", &a->n_predict,
+            "most tokens one request may generate; a larger max_tokens is clamped (-1: no cap)");
+  f.add_int("parallel", &a->parallel, "requests decoded at once (only 1 for now)");
+  f.add_string("api-key", &a->api_key,
+               "bearer key every route but /health needs (401 without; empty: none)");
+  // llama-server's spellings, so its command lines work here unchanged.
+  f.add_alias("model", "-m");
+  f.add_alias("ctx", "-c");
+  f.add_alias("ctx", "--ctx-size");
+  f.add_alias("threads", "-t");
+  f.add_alias("n-predict", "-n");
+  f.add_alias("parallel", "-np");
   f.add_int("queue", &a->queue, "requests that may wait for the engine before a 429");
   f.add_int("max-body-bytes", &a->max_body_bytes, "largest request body (413 above)");
   f.add_int("max-tokens", &a->max_tokens, "max_tokens of a request that names none");
@@ -184,7 +200,9 @@ void print_help(const FlagSet& flags) {
       "  GET  /v1/models, /v1/models/{id}\n"
       "  GET  /health                200 ok, 503 while shutting down\n"
       "  GET  /metrics               Prometheus text\n"
-      "  GET  /v1/cache/stats, POST /v1/cache/peek, POST /v1/cache/clear (--admin-token)\n\n"
+      "  GET  /v1/cache/stats, POST /v1/cache/peek, POST /v1/cache/clear (--admin-token)\n"
+      "  POST /tokenize, POST /detokenize, GET  /props   llama-server's shapes\n"
+      "With --api-key every route but /health needs Authorization: Bearer <key>.\n\n"
       "Every flag can also be set by the environment: ANCHORAGE_ + its name in upper case\n"
       "with '_' for '-' (ANCHORAGE_PORT=9000); the command line wins.\n\nflags:\n");
   flags.print_help(stdout);
@@ -290,6 +308,10 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
   if (a.http_threads < 0 || a.http_threads > 4096) return "--http-threads must be in [0, 4096]";
   if (a.drain_s < 0 || a.drain_s > 86400) return "--drain-s must be in [0, 86400]";
   if (a.reasoning_budget < -1) return "--reasoning-budget must be >= -1";
+  if (a.n_predict < -1) return "--n-predict must be >= -1";
+  // One engine decodes one request at a time; more slots are not built yet.
+  if (a.parallel != 1)
+    return "--parallel: only 1 is supported (parallel decoding is not built yet)";
   fill_model_spec(a.model, spec);
   spec->capacity = a.ctx;
   spec->threads = int(a.threads);
@@ -300,6 +322,10 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
   o->queue_capacity = size_t(a.queue);
   o->max_body_bytes = size_t(a.max_body_bytes);
   o->default_max_tokens = a.max_tokens;
+  o->max_tokens_cap = a.n_predict;
+  o->api_key = a.api_key;
+  o->model_path = a.model.model;
+  if (!a.model.chat_template.empty()) o->chat_template = a.model.chat_template;
   o->http_threads = int(a.http_threads);
   o->drain_s = int(a.drain_s);
   spec->anchor_spacing =
@@ -334,6 +360,7 @@ void wait_for_signals(const sigset_t& set, server::HttpServer* server) {
 }  // namespace
 
 int serve_command(const std::vector<std::string_view>& args) {
+  const int64_t start_ns = core::now_ns();
   // Signals go to one waiting thread: blocked here, before any thread exists, so every
   // thread (engine pool, HTTP workers) inherits the mask.
   sigset_t set;
@@ -356,6 +383,9 @@ int serve_command(const std::vector<std::string_view>& args) {
   server::ServerOptions options;
   if (std::string e = check_args(a, &spec, &options); !e.empty()) return usage_error(e);
 
+  core::log(core::LogLevel::kInfo, "start: anchorage serve %s",
+            spec.gguf_path.empty() ? ("preset " + spec.preset + ", random weights").c_str()
+                                   : spec.gguf_path.c_str());
   auto model = server::load_served_model(spec);
   if (!model) {
     std::fprintf(stderr, "anchorage serve: %s\n", model.error().to_string().c_str());
@@ -366,13 +396,6 @@ int serve_command(const std::vector<std::string_view>& args) {
     std::fprintf(stderr, "anchorage serve: %s\n", s.to_string().c_str());
     return 1;
   }
-  core::log(core::LogLevel::kInfo,
-            "serving %s (%s, vocab %lld, ctx %lld, %d threads, loaded in %.2f s) on "
-            "http://%s:%d",
-            options.model_name.c_str(),
-            (spec.gguf_path.empty() ? "preset " + spec.preset : spec.gguf_path).c_str(),
-            (long long)model->vocab_size, (long long)spec.capacity, model->engine->n_threads(),
-            double(model->load_ns) * 1e-9, options.host.c_str(), server.port());
   if (options.cache.enabled) {
     const cache::BudgetOptions& b = options.cache.budget;
     core::log(core::LogLevel::kInfo,
@@ -385,6 +408,17 @@ int serve_command(const std::vector<std::string_view>& args) {
   } else {
     core::log(core::LogLevel::kInfo, "caches off (--no-cache)");
   }
+  // The start-up's last lines: how long it took, then where to connect (tests and scripts wait
+  // for this line's URL).
+  core::log(core::LogLevel::kInfo,
+            "start: ready in %.2f s: %s (%s, vocab %lld, ctx %lld, %d threads, model loaded in "
+            "%.2f s)",
+            double(core::now_ns() - start_ns) * 1e-9, options.model_name.c_str(),
+            (spec.gguf_path.empty() ? "preset " + spec.preset : spec.gguf_path).c_str(),
+            (long long)model->vocab_size, (long long)spec.capacity, model->engine->n_threads(),
+            double(model->load_ns) * 1e-9);
+  core::log(core::LogLevel::kInfo, "listening on http://%s:%d", options.host.c_str(),
+            server.port());
   std::thread signals([&] { wait_for_signals(set, &server); });
   const core::Status served = server.serve();
   pthread_kill(signals.native_handle(), SIGUSR1);

@@ -39,6 +39,9 @@ struct CompletionRequest {
 
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
+  // llama-server's return_progress: a streamed answer also carries prompt_progress chunks
+  // while the prompt is read (ignored unless stream).
+  bool return_progress = false;
 
   std::optional<int64_t> max_tokens;  // max_completion_tokens, else max_tokens
   engine::SamplingParams sampling;    // seed filled by the server when the client sent none

@@ -16,6 +16,9 @@
 
 namespace anchorage::server {
 
+// Prefills of at least this many tokens log a line per chunk (docs/http-api.md "Logs").
+constexpr int64_t kLongPrefillTokens = 8192;
+
 EngineQueue::EngineQueue(engine::Engine& engine, size_t capacity, Metrics* metrics,
                          EngineCaches* caches)
     : engine_(engine), capacity_(capacity), metrics_(metrics), caches_(caches) {
@@ -163,7 +166,7 @@ JobOutcome EngineQueue::run(Item& item) {
   const bool keep_response =
       caches_ != nullptr && !job.response_key.empty() && caches_->options().response_cache;
   TokenSink sink(job, *item.stream, engine_, keep_response);
-  auto result = generate(job, *start, sink);
+  auto result = generate(job, *start, sink, *item.stream);
   out.first_token_ns = sink.first_token_ns();
   if (!result) {
     if (caches_ != nullptr) caches_->abandon();
@@ -199,12 +202,36 @@ core::Result<CacheStart> EngineQueue::start_job(const GenerationJob& job) {
 
 core::Result<engine::GenerationResult> EngineQueue::generate(const GenerationJob& job,
                                                              const CacheStart& start,
-                                                             TokenSink& sink) {
+                                                             TokenSink& sink, TokenStream& stream) {
   engine::GenerationOptions opts;
   opts.max_tokens = job.max_tokens;
   opts.stop_ids = job.stop_ids;
   opts.sampling = job.sampling;
   if (caches_ != nullptr) opts.prefill = caches_->prefill_hooks(start);
+  // A long prefill is minutes of silence otherwise: a log line per chunk, and the client's
+  // progress events when it asked for them.
+  const int64_t cached = start.resume_at();
+  const int64_t total = int64_t(start.served.tokens.size());
+  const int64_t t0 = core::now_ns();
+  if (job.return_progress || total - cached >= kLongPrefillTokens) {
+    // A hook the caches may set runs first.
+    opts.prefill.on_progress = [&job, &stream, cached, total, t0,
+                                before = std::move(opts.prefill.on_progress)](int64_t done,
+                                                                              int64_t all) {
+      if (before) before(done, all);
+      PromptProgress p{total, cached, cached + done, (core::now_ns() - t0) / 1000000};
+      if (total - cached >= kLongPrefillTokens) {
+        ANCHORAGE_LOG_INFO("request %016llx: prefill %lld of %lld tokens (%lld cached), %.1f s",
+                           (unsigned long long)job.request_id, (long long)p.processed,
+                           (long long)total, (long long)cached, double(p.time_ms) / 1000.0);
+      }
+      if (job.return_progress) {
+        TokenEvent event;
+        event.progress = p;
+        stream.push(std::move(event));
+      }
+    };
+  }
   if (job.constraint) {
     opts.allowed_next = [&job](std::span<const int32_t> sampled) {
       return job.constraint->allowed_next(sampled);

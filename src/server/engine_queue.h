@@ -84,7 +84,7 @@ class EngineQueue {
   JobOutcome run(Item& item);
   core::Result<CacheStart> start_job(const GenerationJob& job);
   core::Result<engine::GenerationResult> generate(const GenerationJob& job, const CacheStart& start,
-                                                  TokenSink& sink);
+                                                  TokenSink& sink, TokenStream& stream);
   static JobEnd job_end(engine::FinishReason finish, bool stopped_by_string);
   static void log_outcome(const GenerationJob& job, const JobOutcome& out);
   JobOutcome replay_response(Item& item, const cache::CachedResponse& response, JobOutcome out);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,9 +48,24 @@ struct GenerationJob {
   // Constrained decoding (tool_choice, reasoning_budget); null: free sampling.
   std::shared_ptr<OutputConstraint> constraint;
   int64_t submitted_ns = 0;  // core::now_ns() when the HTTP thread submitted it
+  // Push a progress event to the stream after every prefill call (a streamed
+  // return_progress request).
+  bool return_progress = false;
+};
+
+// How far a prompt's prefill has come, in llama-server's prompt_progress terms: total prompt
+// tokens, those a cache served, and those in the state so far (cached ones included).
+struct PromptProgress {
+  int64_t total = 0;
+  int64_t cache = 0;
+  int64_t processed = 0;
+  int64_t time_ms = 0;  // since the prefill began
 };
 
 struct TokenEvent {
+  // A progress report instead of a token (only for a job with return_progress): token,
+  // logprob and top are unset, and nothing but a streamed answer's progress chunk reads it.
+  std::optional<PromptProgress> progress;
   int32_t token = 0;
   // With top_logprobs >= 0: the token's log-probability under the model's raw distribution
   // (log-softmax of the logits, f32), and the top alternatives, most likely first.

@@ -1,6 +1,7 @@
 // serve_generation (routes.h): the part of the two completion routes after parsing.
 #include <httplib.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
@@ -36,12 +37,15 @@ GenerationJob make_job(Service& svc, const CompletionRequest& request, std::vect
   job.request_id = nonce;
   job.prompt = std::move(prompt);
   job.max_tokens = request.max_tokens.value_or(svc.options.default_max_tokens);
+  if (svc.options.max_tokens_cap >= 0)
+    job.max_tokens = std::min(job.max_tokens, svc.options.max_tokens_cap);
   job.sampling = request.sampling;
   // No seed: a fresh one per request (OpenAI's sampling is not reproducible without one).
   if (!request.has_seed) job.sampling.seed = nonce;
   job.stop_ids = svc.stop_ids;
   job.top_logprobs = request.logprobs ? request.top_logprobs : -1;
   job.session = request.session;
+  job.return_progress = request.return_progress && request.stream;
   job.prompt_text = std::move(prompt_text);
   if (request.endpoint == Endpoint::kChat)
     job.head_end = last_user_message_start(job.prompt, svc.tokenizer);

@@ -33,9 +33,17 @@ namespace {
 
 // The route a request matched, for metrics labels (never the client's path itself).
 std::string route_label(const httplib::Request& req) {
-  static constexpr const char* kRoutes[] = {
-      "/v1/chat/completions", "/v1/completions", "/v1/models",    "/health", "/metrics",
-      "/v1/cache/stats",      "/v1/cache/clear", "/v1/cache/peek"};
+  static constexpr const char* kRoutes[] = {"/v1/chat/completions",
+                                            "/v1/completions",
+                                            "/v1/models",
+                                            "/health",
+                                            "/metrics",
+                                            "/v1/cache/stats",
+                                            "/v1/cache/clear",
+                                            "/v1/cache/peek",
+                                            "/tokenize",
+                                            "/detokenize",
+                                            "/props"};
   for (const char* r : kRoutes) {
     if (req.path == r) return r;
   }
@@ -142,9 +150,28 @@ void HttpServer::Impl::install() {
       {"/v1/completions", handle_completions},
       {"/v1/cache/clear", handle_cache_clear},
       {"/v1/cache/peek", handle_cache_peek},
+      {"/tokenize", handle_tokenize},
+      {"/detokenize", handle_detokenize},
   };
   http.set_pre_routing_handler([&svc, route](const httplib::Request& q, httplib::Response& r) {
     using httplib::Server;
+    // --api-key: checked before anything else reads the request, on every route but /health
+    // (load balancers probe it without keys).
+    // The admin token passes too: one Authorization header cannot carry both, and the cache
+    // routes it guards sit behind this check.
+    const ServerOptions& o = svc.options;
+    if (!o.api_key.empty() && q.path != "/health" && !bearer_matches(q, o.api_key) &&
+        (o.admin_token.empty() || !bearer_matches(q, o.admin_token))) {
+      svc.metrics.count_request(route_label(q), 401);
+      ApiError e = field_error("Authorization",
+                               "this server needs an API key: send "
+                               "Authorization: Bearer <key>",
+                               "invalid_api_key");
+      e.http_status = 401;
+      e.type = "authentication_error";
+      answer_error(svc, r, e);
+      return Server::HandlerResponse::Handled;
+    }
     if (q.has_header("Content-Length")) {
       const std::string v = q.get_header_value("Content-Length");
       const bool digits =
@@ -176,6 +203,9 @@ void HttpServer::Impl::install() {
   http.Get("/v1/cache/stats", route("/v1/cache/stats", handle_cache_stats));
   http.Post("/v1/cache/clear", route("/v1/cache/clear", handle_cache_clear));
   http.Post("/v1/cache/peek", route("/v1/cache/peek", handle_cache_peek));
+  http.Post("/tokenize", route("/tokenize", handle_tokenize));
+  http.Post("/detokenize", route("/detokenize", handle_detokenize));
+  http.Get("/props", route("/props", handle_props));
 
   // Errors httplib itself produces (no route, 413 body too large, a malformed request line)
   // get the OpenAI error shape too; our handlers' errors already have a body.

@@ -11,8 +11,9 @@
 namespace anchorage::server {
 
 void handle_models(Service& svc, const httplib::Request&, httplib::Response& res) {
-  res.set_content(dump_json(render_models(svc.options.model_name, svc.created)),
-                  "application/json");
+  res.set_content(
+      dump_json(render_models(svc.options.model_name, svc.created, {svc.capacity, svc.vocab_size})),
+      "application/json");
 }
 
 void handle_model(Service& svc, const httplib::Request& req, httplib::Response& res) {
@@ -22,7 +23,9 @@ void handle_model(Service& svc, const httplib::Request& req, httplib::Response& 
     e.http_status = 404;
     return answer_error(svc, res, e);
   }
-  res.set_content(dump_json(render_model(svc.options.model_name, svc.created)), "application/json");
+  res.set_content(
+      dump_json(render_model(svc.options.model_name, svc.created, {svc.capacity, svc.vocab_size})),
+      "application/json");
 }
 
 // 200 while serving; 503 once a shutdown began (load balancers stop sending).

@@ -5,6 +5,7 @@
 
 #include "server/json_writer.h"
 #include "text/tokenizer.h"
+#include "text/utf8.h"
 
 namespace anchorage::server {
 namespace {
@@ -15,38 +16,48 @@ Json token_bytes_array(std::string_view bytes) {
   return a;
 }
 
-// Chat format: {"token", "logprob", "bytes", "top_logprobs": [{"token", "logprob", "bytes"}]}.
-Json chat_logprobs(const text::Tokenizer& tok, const std::vector<TokenEvent>& events) {
+// One token as a logprobs entry: its text (JSON turns bytes that are not UTF-8 into U+FFFD),
+// its log-probability, its raw bytes (what names it exactly, as OpenAI's chat logprobs do)
+// and its id (an extension: the bytes of two ids may render alike).
+Json token_entry(const text::Tokenizer& tok, int32_t id, float logprob) {
+  const std::string_view b = tok.token_bytes(id);
+  return Json{{"token", std::string(b)},
+              {"logprob", logprob_number(logprob)},
+              {"bytes", token_bytes_array(b)},
+              {"id", id}};
+}
+
+// Chat format: {"token", "logprob", "bytes", "id", "top_logprobs": [{"token", "logprob",
+// "bytes", "id"}]}.
+Json content_logprobs(const text::Tokenizer& tok, const std::vector<TokenEvent>& events) {
   Json content = Json::array();
   for (const TokenEvent& e : events) {
-    const std::string_view bytes = tok.token_bytes(e.token);
-    Json entry = Json::object();
-    entry["token"] = std::string(bytes);
-    entry["logprob"] = logprob_number(e.logprob);
-    entry["bytes"] = token_bytes_array(bytes);
+    Json entry = token_entry(tok, e.token, e.logprob);
     Json top = Json::array();
-    for (const auto& [id, lp] : e.top) {
-      const std::string_view b = tok.token_bytes(id);
-      top.push_back(Json{{"token", std::string(b)},
-                         {"logprob", logprob_number(lp)},
-                         {"bytes", token_bytes_array(b)}});
-    }
+    for (const auto& [id, lp] : e.top) top.push_back(token_entry(tok, id, lp));
     entry["top_logprobs"] = std::move(top);
     content.push_back(std::move(entry));
   }
-  return Json{{"content", std::move(content)}, {"refusal", nullptr}};
+  return content;
 }
 
-// Legacy completions format: parallel arrays, top_logprobs as {token: logprob} objects.
+Json chat_logprobs(const text::Tokenizer& tok, const std::vector<TokenEvent>& events) {
+  return Json{{"content", content_logprobs(tok, events)}, {"refusal", nullptr}};
+}
+
+// Legacy completions format: parallel arrays, top_logprobs as {token: logprob} objects, plus
+// "content", the chat format's entries (bytes and ids). Strings in the legacy arrays and keys
+// are token_spelling()s, so two byte tokens no longer share the key U+FFFD.
 Json completion_logprobs(const text::Tokenizer& tok, const std::vector<TokenEvent>& events,
                          int64_t* text_offset) {
   Json tokens = Json::array(), lps = Json::array(), tops = Json::array(), offsets = Json::array();
   for (const TokenEvent& e : events) {
     const std::string_view bytes = tok.token_bytes(e.token);
-    tokens.push_back(std::string(bytes));
+    tokens.push_back(token_spelling(bytes));
     lps.push_back(logprob_number(e.logprob));
     Json top = Json::object();
-    for (const auto& [id, lp] : e.top) top[std::string(tok.token_bytes(id))] = logprob_number(lp);
+    for (const auto& [id, lp] : e.top)
+      top[token_spelling(tok.token_bytes(id))] = logprob_number(lp);
     tops.push_back(std::move(top));
     offsets.push_back(*text_offset);
     *text_offset += int64_t(bytes.size());
@@ -54,7 +65,8 @@ Json completion_logprobs(const text::Tokenizer& tok, const std::vector<TokenEven
   return Json{{"tokens", std::move(tokens)},
               {"token_logprobs", std::move(lps)},
               {"top_logprobs", std::move(tops)},
-              {"text_offset", std::move(offsets)}};
+              {"text_offset", std::move(offsets)},
+              {"content", content_logprobs(tok, events)}};
 }
 
 Json tool_calls_json(const ChoiceDelta& delta, bool streamed) {
@@ -87,6 +99,18 @@ Json finish_json(std::string_view finish) {
 }
 
 }  // namespace
+
+std::string token_spelling(std::string_view bytes) {
+  if (text::utf8_is_valid(bytes)) return std::string(bytes);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "bytes:";
+  for (const unsigned char c : bytes) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
 
 std::string_view finish_reason(JobEnd end, bool saw_tool_calls) {
   switch (end) {
@@ -168,6 +192,15 @@ Json render_chunk(const ResponseMeta& meta, const text::Tokenizer& tok, const Ch
   return j;
 }
 
+Json render_progress_chunk(const ResponseMeta& meta, const PromptProgress& p) {
+  Json j = envelope(meta, /*chunk=*/true);
+  j["choices"] = Json::array();
+  j["prompt_progress"] = Json{
+      {"total", p.total}, {"cache", p.cache}, {"processed", p.processed}, {"time_ms", p.time_ms}};
+  if (meta.include_usage) j["usage"] = nullptr;
+  return j;
+}
+
 Json render_usage_chunk(const ResponseMeta& meta, Json usage) {
   Json j = envelope(meta, /*chunk=*/true);
   j["choices"] = Json::array();
@@ -203,15 +236,16 @@ Json render_response(const ResponseMeta& meta, const text::Tokenizer& tok,
   return j;
 }
 
-Json render_model(std::string_view name, int64_t created) {
+Json render_model(std::string_view name, int64_t created, const ModelMeta& meta) {
   return Json{{"id", std::string(name)},
               {"object", "model"},
               {"created", created},
-              {"owned_by", "anchorage"}};
+              {"owned_by", "anchorage"},
+              {"meta", Json{{"n_ctx", meta.n_ctx}, {"n_vocab", meta.n_vocab}}}};
 }
 
-Json render_models(std::string_view name, int64_t created) {
-  return Json{{"object", "list"}, {"data", Json::array({render_model(name, created)})}};
+Json render_models(std::string_view name, int64_t created, const ModelMeta& meta) {
+  return Json{{"object", "list"}, {"data", Json::array({render_model(name, created, meta)})}};
 }
 
 std::string dump_json(const Json& json) {

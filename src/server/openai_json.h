@@ -35,6 +35,11 @@ struct ResponseMeta {
   bool include_usage = false;  // stream: every chunk carries "usage": null, then a usage chunk
 };
 
+// A token's bytes as one string that names them exactly: the text itself when the bytes are
+// valid UTF-8, else "bytes:" and each byte as \xNN (OpenAI's spelling of partial characters in
+// legacy completions logprobs). Keys of the completions' top_logprobs objects.
+std::string token_spelling(std::string_view bytes);
+
 // "stop", "length" or "tool_calls" (a chat that produced tool calls and stopped).
 std::string_view finish_reason(JobEnd end, bool saw_tool_calls);
 
@@ -51,6 +56,9 @@ Json render_usage(const JobOutcome& outcome, const SessionKey& session);
 Json render_chunk(const ResponseMeta& meta, const text::Tokenizer& tokenizer,
                   const ChoiceDelta& delta, bool first, std::string_view finish,
                   int64_t* text_offset);
+// A return_progress chunk while the prompt is read: no choices, llama-server's
+// "prompt_progress": {total, cache, processed, time_ms}.
+Json render_progress_chunk(const ResponseMeta& meta, const PromptProgress& progress);
 // The last stream chunk when include_usage: no choices, the usage.
 Json render_usage_chunk(const ResponseMeta& meta, Json usage);
 
@@ -58,8 +66,14 @@ Json render_usage_chunk(const ResponseMeta& meta, Json usage);
 Json render_response(const ResponseMeta& meta, const text::Tokenizer& tokenizer,
                      const ChoiceDelta& choice, bool logprobs, std::string_view finish, Json usage);
 
-Json render_model(std::string_view name, int64_t created);
-Json render_models(std::string_view name, int64_t created);
+// What /v1/models says of the model beside its id, in llama-server's "meta" object: the
+// context the server runs (clients size their prompts by it) and the vocabulary.
+struct ModelMeta {
+  int64_t n_ctx = 0;
+  int64_t n_vocab = 0;
+};
+Json render_model(std::string_view name, int64_t created, const ModelMeta& meta);
+Json render_models(std::string_view name, int64_t created, const ModelMeta& meta);
 
 // Serialises with write_json (json_writer.h): shortest numbers, and invalid UTF-8 (a byte
 // token's text) as U+FFFD; the exact bytes are in the logprobs' "bytes" arrays.

@@ -16,6 +16,7 @@ void read_common(FieldReader& r, CompletionRequest* out) {
   if (model) out->model = *model;
 
   r.read_bool("stream", &out->stream);
+  r.read_bool("return_progress", &out->return_progress);
   if (const Json* so = r.find("stream_options"); so != nullptr && r.ok()) {
     if (!so->is_object()) {
       r.fail(field_error("stream_options", "must be an object", "invalid_type"));

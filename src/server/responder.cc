@@ -45,6 +45,11 @@ class SseAnswer {
     const bool done =
         stream_->wait(std::chrono::milliseconds(svc_.options.sse_ping_ms), &events_, &outcome);
     for (const TokenEvent& e : events_) {
+      if (e.progress) {  // only a return_progress job sends them
+        const Json chunk = render_progress_chunk(plan_.meta, *e.progress);
+        if (!write(sink, sse_event(dump_json(chunk)))) return false;
+        continue;
+      }
       builder_.add(e, &pending_);
       if (pending_.has_output() && !flush_pending(sink)) return false;
     }
@@ -162,7 +167,8 @@ class WholeAnswer {
   bool collect() {
     events_.clear();
     done_ = stream_->wait(std::chrono::milliseconds(svc_.options.sse_ping_ms), &events_, &outcome_);
-    for (const TokenEvent& e : events_) builder_.add(e, &choice_);
+    for (const TokenEvent& e : events_)
+      if (!e.progress) builder_.add(e, &choice_);  // (progress goes to streams only)
     return done_;
   }
   bool got_tokens() const { return !events_.empty(); }

@@ -29,6 +29,15 @@ void handle_metrics(Service& svc, const httplib::Request& req, httplib::Response
 void handle_cache_stats(Service& svc, const httplib::Request& req, httplib::Response& res);
 void handle_cache_clear(Service& svc, const httplib::Request& req, httplib::Response& res);
 void handle_cache_peek(Service& svc, const httplib::Request& req, httplib::Response& res);
+// llama-server's routes in its shapes (llama_routes.cc): POST /tokenize, POST /detokenize,
+// GET /props.
+void handle_tokenize(Service& svc, const httplib::Request& req, httplib::Response& res);
+void handle_detokenize(Service& svc, const httplib::Request& req, httplib::Response& res);
+void handle_props(Service& svc, const httplib::Request& req, httplib::Response& res);
+
+// True when the request carries `Authorization: Bearer <key>`; compared in time that does not
+// depend on where a wrong key first differs.
+bool bearer_matches(const httplib::Request& req, std::string_view key);
 
 // The x-session-id header's value, if the request has one.
 std::optional<std::string_view> session_header(const httplib::Request& req);

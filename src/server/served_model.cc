@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/clock.h"
+#include "core/log.h"
 #include "core/thread_pool.h"
 #include "model/gguf/gguf_file.h"
 #include "model/gguf/qwen35_gguf_loader.h"
@@ -13,6 +14,10 @@
 namespace anchorage::server {
 
 namespace {
+
+double seconds_since(int64_t t0_ns) {
+  return double(core::now_ns() - t0_ns) * 1e-9;
+}
 
 // The model (and its tokenizer, when the file has one) of a GGUF file.
 core::Result<std::unique_ptr<model::Architecture>> load_gguf(const ModelSpec& spec,
@@ -26,15 +31,22 @@ core::Result<std::unique_ptr<model::Architecture>> load_gguf(const ModelSpec& sp
                             : core::Status::unsupported(spec.gguf_path + ": " + s.message()));
   }
   if (gguf_has_tokenizer(*file)) {
+    const int64_t t0 = core::now_ns();
+    ANCHORAGE_LOG_INFO("start: loading the tokenizer from the model file");
     auto tokenizer = gguf_tokenizer(*file);
     if (!tokenizer) return tokenizer.error();
     out->tokenizer = std::make_unique<text::Tokenizer>(std::move(tokenizer.value()));
+    ANCHORAGE_LOG_INFO("start: tokenizer ready (%d ids) in %.2f s", out->tokenizer->vocab_size(),
+                       seconds_since(t0));
   }
   model::qwen35::Qwen35Options mopts;
   mopts.kv_dtype = spec.kv_dtype;
   core::ThreadPool pool(spec.threads > 0 ? spec.threads : core::ThreadPool::hardware_threads());
+  const int64_t t0 = core::now_ns();
+  ANCHORAGE_LOG_INFO("start: loading weights from %s", spec.gguf_path.c_str());
   auto m = model::gguf::load_qwen35_gguf(*file, mopts, &pool);
   if (!m) return m.error();
+  ANCHORAGE_LOG_INFO("start: weights loaded in %.2f s", seconds_since(t0));
   *eos_ids = (*m)->config().eos_token_ids;
   return std::unique_ptr<model::Architecture>(std::move(m.value()));
 }
@@ -72,9 +84,13 @@ core::Result<ServedModel> load_served_model(const ModelSpec& spec) {
     gguf_model = std::move(m.value());
   }
   if (out.tokenizer == nullptr) {
+    const int64_t t_tok = core::now_ns();
+    ANCHORAGE_LOG_INFO("start: loading the tokenizer from %s", spec.tokenizer_json.c_str());
     auto tokenizer = text::Tokenizer::load_file(spec.tokenizer_json);
     if (!tokenizer) return tokenizer.error();
     out.tokenizer = std::make_unique<text::Tokenizer>(std::move(tokenizer.value()));
+    ANCHORAGE_LOG_INFO("start: tokenizer ready (%d ids) in %.2f s", out.tokenizer->vocab_size(),
+                       seconds_since(t_tok));
   }
   // The chat format's end of turn and the base model's end of text: both end a generation
   // whatever the request says.
@@ -99,11 +115,16 @@ core::Result<ServedModel> load_served_model(const ModelSpec& spec) {
     out.vocab_size = gguf_model->vocab_size();
     arch = std::move(gguf_model);
   } else {
+    const int64_t t_w = core::now_ns();
+    ANCHORAGE_LOG_INFO("start: making random weights (preset %s, seed %llu)", spec.preset.c_str(),
+                       (unsigned long long)spec.seed);
     auto random = make_random(spec, *out.tokenizer, &out.vocab_size);
     if (!random) return random.error();
     arch = std::move(random.value());
+    ANCHORAGE_LOG_INFO("start: weights ready in %.2f s", seconds_since(t_w));
   }
 
+  const int64_t t_engine = core::now_ns();
   engine::EngineOptions eopts;
   eopts.capacity = spec.capacity;
   eopts.n_threads = spec.threads;
@@ -111,6 +132,8 @@ core::Result<ServedModel> load_served_model(const ModelSpec& spec) {
   auto engine = engine::Engine::create(std::move(arch), eopts);
   if (!engine) return engine.error();
   out.engine = std::move(engine.value());
+  ANCHORAGE_LOG_INFO("start: engine ready (context %lld tokens) in %.2f s",
+                     (long long)spec.capacity, seconds_since(t_engine));
   out.load_ns = core::now_ns() - t0;
   return out;
 }

@@ -27,6 +27,9 @@ struct ServerOptions {
   size_t max_body_bytes = size_t(16) << 20;
   // max_tokens when a request names none (the context's end bounds it as well).
   int64_t default_max_tokens = 4096;
+  // --n-predict: the most tokens one request generates, whatever its max_tokens says (a
+  // larger one is clamped, not refused, as llama-server does); -1: no cap.
+  int64_t max_tokens_cap = -1;
   // Seconds a 429 or 503 asks the client to wait (Retry-After).
   int retry_after_seconds = 1;
   // A streamed response writes an SSE comment this often while it has nothing else to say
@@ -44,6 +47,12 @@ struct ServerOptions {
   JournalOptions journal;
   // When set, POST /v1/cache/clear needs `Authorization: Bearer <admin_token>`.
   std::string admin_token;
+  // --api-key: when set, every route but /health needs `Authorization: Bearer <api_key>`.
+  std::string api_key;
+  // Shown by GET /props: the model file (empty: random weights) and the chat template family
+  // the server renders.
+  std::string model_path;
+  std::string chat_template = "qwen3";
 };
 
 }  // namespace anchorage::server

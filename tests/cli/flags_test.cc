@@ -113,5 +113,39 @@ TEST(Flags, HelpListsEveryFlagWithItsDefault) {
   EXPECT_NE(help.find("(default: off)"), std::string::npos);
 }
 
+// llama.cpp's spellings: a short alias takes the next argument, a long one also `=value`;
+// both set the same flag, --help lists them, and an alias of one flag is not another's.
+TEST(Flags, AliasesSetTheSameFlag) {
+  Parsed p;
+  p.flags.add_alias("n", "-k");
+  p.flags.add_alias("n", "--count");
+  p.flags.add_alias("on", "-o");
+  bool help = false;
+  ASSERT_TRUE(p.flags.parse({"-k", "9"}, &help).is_ok());
+  EXPECT_EQ(p.n, 9);
+  ASSERT_TRUE(p.flags.parse({"--count=11", "-o"}, &help).is_ok());
+  EXPECT_EQ(p.n, 11);
+  EXPECT_TRUE(p.on);
+  ASSERT_TRUE(p.flags.parse({"-k", "-3"}, &help).is_ok());  // a negative value, not a flag
+  EXPECT_EQ(p.n, -3);
+  EXPECT_FALSE(p.flags.parse({"-x", "1"}, &help).is_ok());
+  EXPECT_FALSE(p.flags.parse({"--k", "1"}, &help).is_ok());  // -k is short only
+  EXPECT_FALSE(p.flags.parse({"-count", "1"}, &help).is_ok());
+  const core::Status s = p.flags.parse({"-k", "seven"}, &help);
+  EXPECT_NE(s.message().find("--n"), std::string::npos);  // named by its flag
+
+  char* buf = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&buf, &len);
+  p.flags.print_help(f);
+  std::fclose(f);
+  std::string help_text(buf, len);
+  free(buf);
+  EXPECT_NE(help_text.find("-k, --count, --n <v>"), std::string::npos);
+  EXPECT_NE(help_text.find("-o, --on "), std::string::npos);
+  // The environment's names are the flags' own, never an alias.
+  EXPECT_EQ(p.flags.names(), (std::vector<std::string>{"n", "x", "s", "on"}));
+}
+
 }  // namespace
 }  // namespace anchorage::cli

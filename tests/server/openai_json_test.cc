@@ -63,7 +63,46 @@ TEST(OpenAiJson, ChatChunks) {
   EXPECT_EQ(lp["token"], "a");
   EXPECT_EQ(lp["logprob"], -0.5);
   EXPECT_EQ(lp["bytes"], Json::array({97}));
-  EXPECT_EQ(lp["top_logprobs"][1], (Json{{"token", "z"}, {"logprob", -1.25}, {"bytes", {122}}}));
+  EXPECT_EQ(lp["id"], 97);
+  EXPECT_EQ(lp["top_logprobs"][1],
+            (Json{{"token", "z"}, {"logprob", -1.25}, {"bytes", {122}}, {"id", 122}}));
+}
+
+// Two byte tokens that are not UTF-8 on their own (0xE6 and 0xE7, halves of characters) both
+// render as U+FFFD in JSON text; what a client parses must still tell them apart, on both
+// routes: by bytes and id in every entry, and by lossless keys in the legacy top_logprobs.
+TEST(OpenAiJson, ByteTokensAreNamedExactly) {
+  ChoiceDelta d;
+  TokenEvent e;
+  e.token = 0xE6;
+  e.logprob = -0.5f;
+  e.top = {{0xE6, -0.5f}, {0xE7, -1.25f}};
+  d.logprobs.push_back(e);
+  int64_t offset = 0;
+  const Json chat = Json::parse(
+      dump_json(render_chunk(meta(Endpoint::kChat), byte_tokenizer(), d, false, "", &offset)));
+  const Json& c = chat["choices"][0]["logprobs"]["content"][0];
+  EXPECT_EQ(c["bytes"], Json::array({0xE6}));
+  EXPECT_EQ(c["id"], 0xE6);
+  EXPECT_EQ(c["top_logprobs"][0]["bytes"], Json::array({0xE6}));
+  EXPECT_EQ(c["top_logprobs"][1]["bytes"], Json::array({0xE7}));
+  EXPECT_EQ(c["top_logprobs"][1]["id"], 0xE7);
+
+  offset = 0;
+  const Json text = Json::parse(dump_json(
+      render_chunk(meta(Endpoint::kCompletion), byte_tokenizer(), d, false, "", &offset)));
+  const Json& lp = text["choices"][0]["logprobs"];
+  EXPECT_EQ(lp["tokens"], Json::array({"bytes:\\xe6"}));
+  EXPECT_EQ(lp["top_logprobs"][0], (Json{{"bytes:\\xe6", -0.5}, {"bytes:\\xe7", -1.25}}));
+  EXPECT_EQ(lp["text_offset"], Json::array({0}));
+  const Json& entry = lp["content"][0];
+  EXPECT_EQ(entry["bytes"], Json::array({0xE6}));
+  EXPECT_EQ(entry["id"], 0xE6);
+  EXPECT_EQ(entry["top_logprobs"][1]["bytes"], Json::array({0xE7}));
+  EXPECT_EQ(entry["top_logprobs"][1]["id"], 0xE7);
+
+  EXPECT_EQ(token_spelling("a\xC3\xA9"), "a\xC3\xA9");  // valid UTF-8: the text itself
+  EXPECT_EQ(token_spelling(std::string("\xC3", 1)), "bytes:\\xc3");
 }
 
 TEST(OpenAiJson, CompletionChunksCarryTextOffsets) {
@@ -125,12 +164,13 @@ TEST(OpenAiJson, WholeResponsesAndUsage) {
 }
 
 TEST(OpenAiJson, ModelsAndErrors) {
-  Json m = render_models("anchorage-tiny", 5);
+  Json m = render_models("anchorage-tiny", 5, {2048, 151936});
   EXPECT_EQ(m["object"], "list");
   EXPECT_EQ(m["data"][0], (Json{{"id", "anchorage-tiny"},
                                 {"object", "model"},
                                 {"created", 5},
-                                {"owned_by", "anchorage"}}));
+                                {"owned_by", "anchorage"},
+                                {"meta", {{"n_ctx", 2048}, {"n_vocab", 151936}}}}));
   Json e = Json::parse(render_error_body(field_error("messages[0].role", "unknown role")));
   EXPECT_EQ(e, (Json{{"error",
                       {{"message", "messages[0].role: unknown role"},

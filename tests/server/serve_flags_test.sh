@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `anchorage serve` flags: --help lists every flag with its default, a bad value is a usage
-# error (exit 2), ANCHORAGE_<FLAG> environment variables are read (the command line wins), and
-# the cache flags reach the caches (a live server's /v1/cache/stats and /v1/cache/clear).
+# `anchorage serve` flags: --help lists every flag with its default and llama-server's aliases,
+# a bad value is a usage error (exit 2), ANCHORAGE_<FLAG> environment variables are read (the
+# command line wins), the cache flags reach the caches (a live server's /v1/cache/stats and
+# /v1/cache/clear) and the aliases reach the server (/props). The live server's log has a line
+# per start-up phase and a request line with the cache split and no client text.
 # usage: serve_flags_test.sh <anchorage binary> <tokenizer dir>
 set -uo pipefail
 bin="$1"
@@ -20,9 +22,25 @@ done
 for switch in no-cache end-anchor end-align no-store response-cache; do
   grep -qE -- "--$switch .*\(default: (on|off)\)" <<<"$help" || fail "--help does not list --$switch"
 done
+for alias in "-m, --model <v>" "-c, --ctx-size, --ctx <v>" "-t, --threads <v>" \
+             "-n, --n-predict <v>" "-np, --parallel <v>" "--api-key <v>"; do
+  grep -qF -- "$alias" <<<"$help" || fail "--help does not list $alias"
+done
 grep -q "ANCHORAGE_" <<<"$help" || fail "--help does not mention the environment variables"
+# docs/http-api.md's flag table names every flag and alias --help lists, and no other.
+doc="$(dirname "$0")/../../docs/http-api.md"
+table="$(grep -E '^\| `-' "$doc" | cut -d'|' -f2)"
+[ -n "$table" ] || fail "no flag table in $doc"
+helped="$(grep -oE -- '^  (-{1,2}[a-z][a-z-]*, )*--[a-z-]+' <<<"$help" | grep -oE -- '-{1,2}[a-z][a-z-]*')"
+for name in $helped; do
+  grep -qF -- "\`$name\`" <<<"$table" || fail "docs/http-api.md's flag table lacks $name"
+done
+for name in $(grep -oE -- '`-{1,2}[a-z][a-z-]*`' <<<"$table" | tr -d '`'); do
+  grep -qxF -- "$name" <<<"$helped" || fail "docs/http-api.md's flag table has $name, --help does not"
+done
 for route in "POST /v1/chat/completions" "POST /v1/completions" "GET  /v1/models" "GET  /health" \
-             "GET  /metrics" "/v1/cache/stats" "/v1/cache/peek" "/v1/cache/clear"; do
+             "GET  /metrics" "/v1/cache/stats" "/v1/cache/peek" "/v1/cache/clear" \
+             "POST /tokenize" "POST /detokenize" "GET  /props"; do
   grep -qF -- "$route" <<<"$help" || fail "--help does not list the route $route"
 done
 
@@ -31,6 +49,12 @@ done
 "$bin" serve --anchor-spacing 0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--anchor-spacing 0 is not a usage error"
 "$bin" serve --cache-gb -1 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--cache-gb -1 is not a usage error"
 "$bin" serve --end-anchor=maybe >/dev/null 2>&1; [ $? -eq 2 ] || fail "--end-anchor=maybe is not a usage error"
+err="$("$bin" serve -np 4 2>&1 >/dev/null)"; rc=$?
+[ $rc -eq 2 ] || fail "-np 4 is not a usage error (exit $rc)"
+grep -q -- "--parallel.*not built yet" <<<"$err" || fail "-np 4 does not say parallel is not yet built: $err"
+"$bin" serve -n -2 >/dev/null 2>&1; [ $? -eq 2 ] || fail "-n -2 is not a usage error"
+"$bin" serve -c 0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "-c 0 is not a usage error"
+"$bin" serve --ctx-size=0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--ctx-size=0 is not a usage error"
 err="$("$bin" serve --mem-ceiling-gib 8 --mem-peak-gib 4 2>&1 >/dev/null)"
 grep -q -- "--mem-peak-gib" <<<"$err" || fail "a peak under the ceiling is not named"
 # The environment is read: a bad value there is the same usage error...
@@ -46,7 +70,7 @@ ANCHORAGE_QUEUE=0 "$bin" serve --queue 1 --tokenizer-dir /nonexistent >/dev/null
 [ -n "$tokdir" ] || { echo "serve_flags: 1 passed, 0 failed (no tokenizer dir: live part skipped)"; exit 0; }
 log="$(mktemp)"
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -f "$log"' EXIT
-ANCHORAGE_NO_STORE=on "$bin" serve --preset tiny --port 0 --ctx 2048 --threads 1 \
+ANCHORAGE_NO_STORE=on "$bin" serve --preset tiny --port 0 -c 2048 -t 1 -n 5 -np 1 \
   --tokenizer-dir "$tokdir" --anchor-spacing 256 --end-anchor off --resident-gb 0.5 \
   --mem-ceiling-gib 3 --mem-peak-gib 3.5 --reserve-slack-gib 0.25 --admin-token sesame \
   2>"$log" &
@@ -59,6 +83,18 @@ for _ in $(seq 1 600); do
   sleep 0.1
 done
 [ -n "$url" ] || fail "the server did not start"
+for phase in "start: loading the tokenizer from" "start: tokenizer ready" \
+             "start: making random weights" "start: weights ready" "start: engine ready" \
+             "start: ready in" "listening on http://"; do
+  grep -qF -- "$phase" "$log" || fail "no start-up line '$phase'"
+done
+props="$(curl -sf "$url/props")" || fail "GET /props"
+/usr/bin/env python3 - "$props" <<'PY' || fail "-c / -n did not reach the server: $props"
+import json, sys
+p = json.loads(sys.argv[1])
+d = p["default_generation_settings"]
+sys.exit(0 if d["n_ctx"] == 2048 and d["params"]["n_predict"] == 5 else 1)
+PY
 stats="$(curl -sf "$url/v1/cache/stats")" || fail "GET /v1/cache/stats"
 /usr/bin/env python3 - "$stats" <<'PY' || fail "the cache flags did not reach the caches: $stats"
 import json, sys
@@ -77,6 +113,21 @@ want = [
 bad = [w for w in want if w[0] != w[1]]
 sys.exit(1 if bad else 0)
 PY
+# The request line: the cache split, "no session" without a key, a hash with one, and never the
+# prompt or the key.
+# (The line may be written just after the response: wait for it, boundedly.)
+wait_log() { for _ in $(seq 1 100); do grep -qE -- "$1" "$log" && return 0; sleep 0.1; done; return 1; }
+json=(-H 'Content-Type: application/json')
+curl -sf "${json[@]}" -d '{"prompt": "zebra-canary-17", "max_tokens": 2}' "$url/v1/completions" \
+  >/dev/null || fail "a completion failed"
+wait_log 'request [0-9a-f]{16}: session no session, prompt [0-9]+ \(cached 0, reread [0-9]+, [a-z_]+/[a-z_]+, (exact|not exact)' \
+  || fail "no request line with the cache split and 'no session'"
+curl -sf "${json[@]}" -H 'X-Session-Id: key-canary-23' \
+  -d '{"prompt": "zebra-canary-17", "max_tokens": 2}' "$url/v1/completions" >/dev/null \
+  || fail "a completion with a session failed"
+wait_log 'request [0-9a-f]{16}: session [0-9a-f]{16}, prompt [0-9]+ \(cached [0-9]+, reread [0-9]+, ' \
+  || fail "no request line with a session hash"
+grep -q "canary" "$log" && fail "client text in the log"
 # A POST with no Content-Length at all (curl -X POST without -d) reaches the route with an
 # empty body.
 code="$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer sesame' "$url/v1/cache/clear")"
@@ -93,4 +144,4 @@ err="$("$bin" serve --preset tiny --port "$port" --ctx 2048 --threads 1 --tokeni
 rc=$?
 [ $rc -eq 1 ] || fail "a second server on port $port exited $rc"
 grep -q "in use" <<<"$err" || fail "a second server on port $port did not say the port is in use: $err"
-echo "serve_flags: 3 passed, 0 failed"
+echo "serve_flags: 5 passed, 0 failed"

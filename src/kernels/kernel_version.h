@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 1;
+inline constexpr int kKernelVersion = 2;
 
 }  // namespace anchorage::kernels

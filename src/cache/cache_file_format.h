@@ -34,6 +34,7 @@ enum class CacheFileKind : uint32_t {
   kChunk = 1,   // rows [begin, end) of every view and those token ids
   kAnchor = 2,  // every section at one position, with the keys of the chunks below it
   kCounts = 3,  // the admission counts (traffic: line hashes and how often read cold)
+  kWrites = 4,  // the write guard's bytes written per day
 };
 
 constexpr uint64_t round_up_to_align(uint64_t n) {

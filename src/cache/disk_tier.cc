@@ -345,6 +345,9 @@ std::vector<int64_t> DiskTier::plan_writes(const DiskWriteRequest& req) {
     std::lock_guard<std::mutex> lock(index_mu_);
     counts_.counted_lines = int64_t(admission_.size());
     if (write_failed_) plan.anchors.clear();
+    // Past the day's write budget the tier plans nothing (the counts above still count).
+    if (!plan.anchors.empty() && options_.guard && !options_.guard->allow_tier())
+      plan.anchors.clear();
     // An anchor already on the disk is not written again.
     PrefixHasher hasher(fingerprint_);
     std::erase_if(plan.anchors, [&](int64_t pos) {
@@ -536,6 +539,8 @@ void DiskTier::run_job(Job& job) {
     std::lock_guard<std::mutex> lock(index_mu_);
     counts_.write_mb_per_s = int64_t(double(written) / secs / 1e6);
   }
+  // The day's write count, once per job and outside the index lock (it saves a small file).
+  if (options_.guard) options_.guard->add(WriteSource::kTier, written);
   // The admission counts and the anchors' use: small, written after every request.
   {
     bool skip;

@@ -49,6 +49,7 @@
 #include "cache/resume_offer.h"
 #include "cache/stat_field.h"
 #include "cache/state_copy.h"
+#include "cache/write_guard.h"
 #include "core/state_layout.h"
 #include "core/status.h"
 #include "engine/engine.h"
@@ -66,6 +67,9 @@ struct DiskTierOptions {
   std::function<int64_t()> now_s;
   // Tests: the writer takes no job until resume_writer() (a fence can then come first).
   bool writer_paused = false;
+  // The day's write budget shared with the session spill (null: none): past it the tier plans
+  // nothing, and every byte it writes is counted there.
+  std::shared_ptr<WriteGuard> guard;
 };
 
 // Counters and bytes for /v1/cache/stats, /metrics (anchorage_disk_*) and /health.
@@ -165,6 +169,11 @@ class DiskTier : public OfferSource {
   // After the prefill: hands the planned files to the writer thread.
   void after_prefill(engine::Engine& engine);
 
+  // Keeps another store (the root its write guard saves into) as long as the tier lives.
+  void keep_alive(std::unique_ptr<BlobStore> store) { kept_.push_back(std::move(store)); }
+  // The day's write budget, when the tier has one (null otherwise).
+  const WriteGuard* guard() const { return options_.guard.get(); }
+
   // Waits until the writer has nothing left (tests, shutdown, the benchmark).
   void flush();
   // Lets a writer opened with writer_paused take its jobs.
@@ -199,6 +208,7 @@ class DiskTier : public OfferSource {
   bool usable_locked(const AnchorEntry& a) const;
 
   std::unique_ptr<BlobStore> store_;
+  std::vector<std::unique_ptr<BlobStore>> kept_;  // keep_alive
   const std::string fingerprint_;
   const core::StateLayout layout_;
   const int64_t grid_;

@@ -85,6 +85,7 @@ struct ServeArgs {
   int64_t disk_admit_after = kDisk.admission.admit_after;
   int64_t disk_head_anchors = kDisk.admission.head_anchors;
   int64_t disk_min_tokens = kDisk.admission.min_tokens;
+  double disk_write_budget_gb = double(cache::WriteGuardOptions{}.budget_bytes) / 1e9;
   double mem_ceiling_gib = 0.0;
   double mem_peak_gib = 0.0;
   double reserve_slack_gib = 0.0;
@@ -164,6 +165,9 @@ FlagSet make_flags(ServeArgs* a) {
             "anchors a session's first long request writes below its last user message");
   f.add_int("disk-min-tokens", &a->disk_min_tokens,
             "prompts shorter than this write nothing to the disk tier");
+  f.add_double(
+      "disk-write-budget-gb", &a->disk_write_budget_gb,
+      "GB the disk tiers may write per local day before they write less (the drive's life)");
   f.add_double("mem-ceiling-gib", &a->mem_ceiling_gib,
                "GiB engine and caches may hold between requests (0: 70/128 of the RAM)");
   f.add_double("mem-peak-gib", &a->mem_peak_gib,
@@ -260,6 +264,7 @@ std::string check_cache_args(const ServeArgs& a, server::CacheOptions* c) {
       {"--disk-budget-gb", a.disk_budget_gb, kGiB, &c->disk.budget_bytes},
       {"--disk-min-free-gb", a.disk_min_free_gb, kGiB, &c->disk.min_free_bytes},
       {"--disk-ttl-days", a.disk_ttl_days, 86400, &c->disk.ttl_s},
+      {"--disk-write-budget-gb", a.disk_write_budget_gb, 1000000000, &c->write_guard.budget_bytes},
   };
   for (const auto& s : sizes)
     if (!to_bytes(s.value, s.unit, s.out)) return std::string(s.flag) + " must be >= 0";

@@ -71,6 +71,8 @@ struct CacheStats {
   int64_t planner_measured_prefills = 0;
   bool disk_enabled = false;
   cache::DiskTierStats disk;
+  bool write_guard_enabled = false;
+  cache::WriteGuardStats write_guard;
 };
 
 // GET /v1/cache/stats (docs/cache.md "Stats").

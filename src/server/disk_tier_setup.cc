@@ -46,12 +46,19 @@ core::Result<std::unique_ptr<cache::DiskTier>> open_disk_tier(core::Fs& fs,
   if (options.disk_root.empty()) return core::Status::invalid_argument("disk tier: no directory");
   auto fingerprint = cache::compute_fingerprint(fs, *model.engine, model.weights);
   if (!fingerprint) return fingerprint.error().with_prefix("disk tier fingerprint: ");
-  if (core::Status s = fs.create_dir(options.disk_root); !s.is_ok()) return s;
+  // The root holds the write guard's day counts (shared with the session spill); the tier's
+  // files go in root/disk.
+  auto root = cache::LocalDirStore::open(fs, options.disk_root);
+  if (!root) return root.error();
+  cache::DiskTierOptions disk = options.disk;
+  disk.guard =
+      std::shared_ptr<cache::WriteGuard>(cache::WriteGuard::open(root->get(), options.write_guard));
   auto store = cache::LocalDirStore::open(fs, core::path_join(options.disk_root, "disk"));
   if (!store) return store.error();
   const int removed = (*store)->removed_tmp_files();
   auto tier = cache::DiskTier::open(std::move(*store), fingerprint->hex, model.engine->layout(),
-                                    model.engine->grid().anchor_spacing, options.disk);
+                                    model.engine->grid().anchor_spacing, std::move(disk));
+  if (tier) (*tier)->keep_alive(std::move(*root));
   if (!tier) return tier.error();
   const cache::DiskTierStats st = (*tier)->stats();
   core::log(core::LogLevel::kInfo,

@@ -444,6 +444,10 @@ CacheStats EngineCaches::stats() const {
   }
   // The disk tier's writer works between requests: its figures are read live (thread-safe).
   if (disk_) s.disk = disk_->stats();
+  if (disk_ && disk_->guard() != nullptr) {
+    s.write_guard_enabled = true;
+    s.write_guard = disk_->guard()->stats();
+  }
   return s;
 }
 

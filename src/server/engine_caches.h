@@ -66,6 +66,7 @@ struct CacheOptions {
   // no disk tier (--disk-cache off).
   std::string disk_root;
   cache::DiskTierOptions disk;
+  cache::WriteGuardOptions write_guard;  // --disk-write-budget-gb
 };
 
 // Where a request starts, decided on the engine thread before its prefill.

@@ -53,6 +53,23 @@ void handle_health(Service& svc, const httplib::Request&, httplib::Response& res
                                                   {"bytes", s.disk.bytes},
                                                   {"writes_stopped", s.disk.write_errors > 0}}
                                            : Json{{"enabled", false}};
+    // The day's disk writes against the write guard's budget (docs/disk-tier.md).
+    if (s.write_guard_enabled) {
+      const cache::WriteGuardStats& w = s.write_guard;
+      constexpr double kGB = 1e9;
+      Json days = Json::array();
+      for (const cache::WriteDay& d : w.last_days)
+        days.push_back({{"day", d.day},
+                        {"tier_gb", double(d.tier_bytes) / kGB},
+                        {"spill_gb", double(d.spill_bytes) / kGB}});
+      body["cache"]["disk_writes"] = Json{{"tier_gb", double(w.today.tier_bytes) / kGB},
+                                          {"spill_gb", double(w.today.spill_bytes) / kGB},
+                                          {"budget_gb", double(w.budget_bytes) / kGB},
+                                          {"level", cache::write_level_name(w.level)},
+                                          {"tier_skips", w.tier_skips},
+                                          {"spill_skips", w.spill_skips},
+                                          {"last_days", std::move(days)}};
+    }
   } else {
     body["cache"] = Json{{"enabled", false}};
   }

@@ -438,6 +438,27 @@ TEST(DiskTier, TheSeedsScenarioTwoFoldersADeployAThirdAndAFourthInANewFolder) {
   expect_exact_resume(*tier, *e, *ref, s4, 576);
 }
 
+TEST(DiskTier, PastTheDaysWriteBudgetItPlansNothingAndCountsWhatItWrote) {
+  auto e = tiny_engine();
+  const int64_t vocab = e->vocab_size();
+  core::MemFs fs;
+  DiskTierOptions o = tier_options();
+  WriteGuardOptions go;
+  go.utc_offset_s = 0;
+  go.budget_bytes = 1;  // the first head's files put the day past it
+  o.guard = std::shared_ptr<WriteGuard>(WriteGuard::open(nullptr, go));
+  auto tier = open_tier(fs, e->layout(), o);
+  e->reset();
+  prefill_through(*tier, *e, random_tokens(300, vocab, 30), "s1");
+  const int64_t written = tier->stats().bytes_written;
+  EXPECT_GT(written, 0);
+  EXPECT_EQ(o.guard->stats().today.tier_bytes, written);
+  e->reset();
+  prefill_through(*tier, *e, random_tokens(300, vocab, 31), "s2");
+  EXPECT_EQ(tier->stats().bytes_written, written);  // nothing more
+  EXPECT_EQ(o.guard->stats().tier_skips, 1);
+}
+
 TEST(DiskAdmission, RulesOnAPlainGrid) {
   DiskAdmissionOptions o;
   o.min_tokens = 100;

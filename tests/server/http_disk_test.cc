@@ -114,7 +114,12 @@ TEST(HttpDisk, AHeadSurvivesARestartAndAnswersAsANoCacheServer) {
   // /health and /metrics show the tier.
   auto health = h.client().Get("/health");
   ASSERT_TRUE(health);
-  EXPECT_EQ(parse_json(health->body)["cache"]["disk"]["enabled"], true);
+  const Json hc = parse_json(health->body)["cache"];
+  EXPECT_EQ(hc["disk"]["enabled"], true);
+  // The first server's writes are today's, kept across the restart by the write guard.
+  EXPECT_EQ(hc["disk_writes"]["level"], "ok");
+  EXPECT_GT(hc["disk_writes"]["tier_gb"].get<double>(), 0.0);
+  EXPECT_EQ(hc["disk_writes"]["budget_gb"].get<double>(), 200.0);
   auto metrics = h.client().Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("anchorage_disk_hits_total 1"), std::string::npos);

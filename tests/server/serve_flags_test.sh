@@ -16,7 +16,7 @@ for flag in host port preset seed weight-dtype kv-dtype ctx threads queue max-bo
             anchor-spacing resident-gb resident-guest-max resident-stash-gb resident-pin-gb \
             resident-park-gb cache-gb store-entry-gb prefix-chunk response-cache-mb \
             mem-ceiling-gib mem-peak-gib reserve-slack-gib disk-budget-gb disk-min-free-gb \
-            disk-ttl-days disk-admit-after disk-head-anchors disk-min-tokens; do
+            disk-ttl-days disk-admit-after disk-head-anchors disk-min-tokens disk-write-budget-gb; do
   grep -qE -- "--$flag <v> .*\(default: " <<<"$help" || fail "--help does not list --$flag"
 done
 for switch in no-cache end-anchor end-align no-store response-cache; do

@@ -27,9 +27,11 @@ class FakeSource final : public OfferSource {
     o.source = source_;
     o.restore_bytes = at_ * 10;
     o.tag = at_;
+    o.restore_ms = restore_ms;
     return o;
   }
   void set(int64_t at) { at_ = at; }
+  double restore_ms = 0.0;  // > 0: a read (the disk tiers)
 
   mutable int asked = 0;
   mutable std::string last_session;
@@ -53,6 +55,29 @@ struct Tiers {
     planner.add_source(&store);
   }
 };
+
+// A read is taken only when the re-read it saves over the best offer before it costs more than
+// the read: at the prior 500 tok/s, 100 more tokens are 200 ms of prefill.
+TEST(Planner, AReadIsTakenOnlyWhenThePrefillItSavesCostsMore) {
+  Tiers t;
+  FakeSource disk{ResumeSource::kDisk, 0};
+  t.planner.add_source(&disk);
+  t.resident.set(500);
+  disk.set(600);
+  disk.restore_ms = 150.0;
+  Plan p = t.planner.plan(kPrompt, "s");
+  EXPECT_EQ(p.chosen.source, ResumeSource::kDisk);
+  EXPECT_EQ(p.cached_tokens, 600);
+  EXPECT_DOUBLE_EQ(p.reread_eta_ms, t.planner.eta_ms(400) + 150.0);  // the read included
+  disk.restore_ms = 250.0;  // more than the 200 ms it saves
+  p = t.planner.plan(kPrompt, "s");
+  EXPECT_EQ(p.chosen.source, ResumeSource::kAnchor);
+  EXPECT_EQ(p.cached_tokens, 500);
+  // Against a cold start it saves 600 tokens (1.2 s): taken.
+  t.resident.set(0);
+  p = t.planner.plan(kPrompt, "s");
+  EXPECT_EQ(p.chosen.source, ResumeSource::kDisk);
+}
 
 TEST(Planner, ColdWhenNoSourceHelps) {
   Tiers t;

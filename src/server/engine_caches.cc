@@ -166,6 +166,9 @@ cache::ResumeOffer EngineCaches::restore(std::span<const int32_t> served,
     // The offer is lost, not the answer: the request starts cold (logged and counted).
     core::ignore_status(s, "cache: resident begin refused its offer; starting cold");
     chosen = cache::ResumeOffer{};
+    // The cold start writes every row: the disk writer stops copying any (the fence above
+    // allowed rows below an in-place offer that is now gone).
+    if (disk_) disk_->fence(0);
     core::ignore_status(resident_.begin(engine_, served, session, max_tokens, chosen),
                         "cache: resident cold begin");
   }

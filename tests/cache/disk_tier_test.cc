@@ -8,7 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -17,6 +22,7 @@
 #include "cache/blob_store.h"
 #include "cache/cache_file.h"
 #include "core/mem_fs.h"
+#include "core/posix_fs.h"
 #include "support/state_snapshot.h"
 #include "support/test_models.h"
 #include "support/toy_architecture.h"
@@ -148,6 +154,45 @@ TEST(DiskTier, AHeadRestoresBitForBitInTheSameTierAndAfterReopening) {
   const int64_t read_again = tier->stats().read_bytes;
   expect_exact_resume(*tier, *e, *ref, head, 299);
   EXPECT_LT(anchor_only, tier->stats().read_bytes - read_again);
+}
+
+// A new process on the same directory, through the real file system (PosixFs, O_DIRECT where
+// the file system takes it): a child process writes the head and exits; this process opens
+// the tier and restores it, and logits, sections and rows equal a cold prefill's.
+TEST(DiskTier, ANewProcessOnTheSameDirectoryRestoresBitForBit) {
+  char tmpl[] = "/tmp/anchorage-disk-tier-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  auto open_posix = [&](core::Fs& fs) {
+    auto store = LocalDirStore::open(fs, dir + "/disk");
+    EXPECT_TRUE(store.has_value());
+    auto tier = DiskTier::open(std::move(*store), "fp-test", tiny_engine()->layout(), kGrid,
+                               tier_options());
+    EXPECT_TRUE(tier.has_value());
+    return std::move(tier.value());
+  };
+  const std::vector<int32_t> head = random_tokens(300, tiny_engine()->vocab_size(), 40);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    core::PosixFs fs;
+    auto e = tiny_engine();
+    auto tier = open_posix(fs);
+    e->reset();
+    prefill_through(*tier, *e, head);
+    tier.reset();
+    std::_Exit(::testing::Test::HasFailure() ? 1 : 0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the writing process failed";
+  core::PosixFs fs;
+  auto tier = open_posix(fs);
+  EXPECT_GT(tier->stats().anchors, 0);
+  auto e = tiny_engine();
+  auto ref = tiny_engine();
+  expect_exact_resume(*tier, *e, *ref, head, 299);
+  tier.reset();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(DiskTier, TheToyArchitectureRoundTripsToo) {

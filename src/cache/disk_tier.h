@@ -169,8 +169,9 @@ class DiskTier : public OfferSource {
   // After the prefill: hands the planned files to the writer thread.
   void after_prefill(engine::Engine& engine);
 
-  // Keeps another store (the root its write guard saves into) as long as the tier lives.
-  void keep_alive(std::unique_ptr<BlobStore> store) { kept_.push_back(std::move(store)); }
+  // Keeps something as long as the tier lives (the root store its write guard saves into, the
+  // directory's lock).
+  void keep_alive(std::shared_ptr<void> held) { kept_.push_back(std::move(held)); }
   // The day's write budget, when the tier has one (null otherwise).
   const WriteGuard* guard() const { return options_.guard.get(); }
 
@@ -208,7 +209,7 @@ class DiskTier : public OfferSource {
   bool usable_locked(const AnchorEntry& a) const;
 
   std::unique_ptr<BlobStore> store_;
-  std::vector<std::unique_ptr<BlobStore>> kept_;  // keep_alive
+  std::vector<std::shared_ptr<void>> kept_;  // keep_alive
   const std::string fingerprint_;
   const core::StateLayout layout_;
   const int64_t grid_;

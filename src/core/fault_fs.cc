@@ -224,4 +224,8 @@ Result<FsSpace> FaultFs::space(const std::string& dir) {
   return base_.space(dir);
 }
 
+Result<std::unique_ptr<FileLock>> FaultFs::lock(const std::string& path) {
+  return base_.lock(path);
+}
+
 }  // namespace anchorage::core

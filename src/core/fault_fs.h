@@ -90,6 +90,7 @@ class FaultFs : public Fs {
   Result<uint64_t> file_size(const std::string& path) override;
   bool exists(const std::string& path) override;
   Result<FsSpace> space(const std::string& dir) override;
+  Result<std::unique_ptr<FileLock>> lock(const std::string& path) override;
 
  private:
   class Writable;  // the files it opens report their calls through enter() and passed()

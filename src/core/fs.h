@@ -38,6 +38,12 @@ class WritableFile {
   virtual uint64_t size() const = 0;
 };
 
+// Held while it lives: see Fs::lock.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
 struct FsSpace {
   uint64_t available_bytes = 0;  // what an unprivileged writer may still use
   uint64_t total_bytes = 0;
@@ -66,6 +72,10 @@ class Fs {
   virtual bool exists(const std::string& path) = 0;
   // The free and total space of the file system that holds `dir`.
   virtual Result<FsSpace> space(const std::string& dir) = 0;
+  // An exclusive lock on `path` (created 0600 if missing), held until the returned object is
+  // destroyed or the process dies: one process at a time owns a cache directory.
+  // Unavailable when another holder has it.
+  virtual Result<std::unique_ptr<FileLock>> lock(const std::string& path) = 0;
 };
 
 // The durability order every cache file is written in (docs/formats/disk-tier.md):

@@ -187,6 +187,31 @@ Result<FsSpace> MemFs::space(const std::string& /*dir: one file system*/) {
   return s;
 }
 
+namespace {
+
+class MemFileLock : public FileLock {
+ public:
+  MemFileLock(std::mutex* mu, std::shared_ptr<std::set<std::string>> locked, std::string path)
+      : mu_(mu), locked_(std::move(locked)), path_(std::move(path)) {}
+  ~MemFileLock() override {
+    std::lock_guard<std::mutex> lock(*mu_);
+    locked_->erase(path_);
+  }
+
+ private:
+  std::mutex* mu_;
+  std::shared_ptr<std::set<std::string>> locked_;
+  std::string path_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<FileLock>> MemFs::lock(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!locked_->insert(path).second) return Status::unavailable(path + " is locked");
+  return std::unique_ptr<FileLock>(new MemFileLock(&mu_, locked_, path));
+}
+
 void MemFs::power_cut() {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [path, d] : dirs_) {

@@ -31,6 +31,7 @@ class MemFs : public Fs {
   Result<uint64_t> file_size(const std::string& path) override;
   bool exists(const std::string& path) override;
   Result<FsSpace> space(const std::string& dir) override;
+  Result<std::unique_ptr<FileLock>> lock(const std::string& path) override;
 
   // What survives a power cut: file contents as of their last sync, directory entries as of
   // their directory's last sync_dir. Open files keep working on the old inodes.
@@ -51,6 +52,7 @@ class MemFs : public Fs {
 
   std::mutex mu_;
   std::map<std::string, Dir> dirs_;
+  std::shared_ptr<std::set<std::string>> locked_ = std::make_shared<std::set<std::string>>();
   uint64_t total_bytes_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -440,6 +441,34 @@ Result<FsSpace> PosixFs::space(const std::string& dir) {
   s.available_bytes = uint64_t(v.f_bavail) * v.f_frsize;
   s.total_bytes = uint64_t(v.f_blocks) * v.f_frsize;
   return s;
+}
+
+namespace {
+
+// flock(2) on an open descriptor: released when the descriptor closes, so also when the
+// process dies (a crashed server never leaves its directory locked).
+class PosixFileLock : public FileLock {
+ public:
+  explicit PosixFileLock(int fd) : fd_(fd) {}
+  ~PosixFileLock() override { ::close(fd_); }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<FileLock>> PosixFs::lock(const std::string& path) {
+  const int fd =
+      retry_eintr([&] { return ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600); });
+  if (fd < 0) return os_error("open", path, errno);
+  if (retry_eintr([&] { return ::flock(fd, LOCK_EX | LOCK_NB); }) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) return Status::unavailable(path + " is locked by another process");
+    return os_error("flock", path, err);
+  }
+  return std::unique_ptr<FileLock>(new PosixFileLock(fd));
 }
 
 }  // namespace anchorage::core

@@ -61,6 +61,7 @@ class PosixFs : public Fs {
   Result<uint64_t> file_size(const std::string& path) override;
   bool exists(const std::string& path) override;
   Result<FsSpace> space(const std::string& dir) override;
+  Result<std::unique_ptr<FileLock>> lock(const std::string& path) override;
 
   // How many opens ended with O_DIRECT and how many fell back to buffered I/O (tests, stats).
   int64_t direct_opens() const { return direct_opens_.load(); }

@@ -50,6 +50,10 @@ core::Result<std::unique_ptr<cache::DiskTier>> open_disk_tier(core::Fs& fs,
   // files go in root/disk.
   auto root = cache::LocalDirStore::open(fs, options.disk_root);
   if (!root) return root.error();
+  // One server per directory: another one's start would sweep files this one reads (another
+  // model's fingerprint) and its evictions would delete them.
+  auto lock = fs.lock(core::path_join(options.disk_root, "lock"));
+  if (!lock) return lock.error().with_prefix("another server uses this directory: ");
   cache::DiskTierOptions disk = options.disk;
   disk.guard =
       std::shared_ptr<cache::WriteGuard>(cache::WriteGuard::open(root->get(), options.write_guard));
@@ -58,7 +62,10 @@ core::Result<std::unique_ptr<cache::DiskTier>> open_disk_tier(core::Fs& fs,
   const int removed = (*store)->removed_tmp_files();
   auto tier = cache::DiskTier::open(std::move(*store), fingerprint->hex, model.engine->layout(),
                                     model.engine->grid().anchor_spacing, std::move(disk));
-  if (tier) (*tier)->keep_alive(std::move(*root));
+  if (tier) {
+    (*tier)->keep_alive(std::move(*root));
+    (*tier)->keep_alive(std::move(*lock));
+  }
   if (!tier) return tier.error();
   const cache::DiskTierStats st = (*tier)->stats();
   core::log(core::LogLevel::kInfo,

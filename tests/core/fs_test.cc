@@ -66,6 +66,17 @@ TEST(MemFs, MissingFilesAreNotFound) {
   EXPECT_EQ(fs.create("/nodir/x").error().code(), StatusCode::kNotFound);
 }
 
+TEST(MemFs, ALockIsExclusiveUntilReleased) {
+  MemFs fs;
+  auto a = fs.lock("/d/lock");
+  ASSERT_TRUE(a.has_value());
+  auto b = fs.lock("/d/lock");
+  ASSERT_FALSE(b.has_value());
+  EXPECT_EQ(b.error().code(), StatusCode::kUnavailable);
+  a->reset();
+  EXPECT_TRUE(fs.lock("/d/lock").has_value());
+}
+
 TEST(FsPaths, JoinAndDir) {
   EXPECT_EQ(path_join("/a", "b"), "/a/b");
   EXPECT_EQ(path_join("/a/", "b"), "/a/b");

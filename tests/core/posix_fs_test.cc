@@ -105,6 +105,19 @@ class PosixFsTest : public ::testing::TestWithParam<FsCase> {
   PosixFs fs_;
 };
 
+// flock: a second holder (another descriptor, as another process would have) is refused until
+// the first lock goes; the lock dies with its holder.
+TEST_P(PosixFsTest, ALockIsExclusiveUntilReleased) {
+  const std::string path = dir_.path() + "/lock";
+  auto a = fs_.lock(path);
+  ASSERT_TRUE(a.has_value()) << a.error().to_string();
+  auto b = fs_.lock(path);
+  ASSERT_FALSE(b.has_value());
+  EXPECT_EQ(b.error().code(), StatusCode::kUnavailable);
+  a->reset();
+  EXPECT_TRUE(fs_.lock(path).has_value());
+}
+
 TEST_P(PosixFsTest, OddAppendsAcrossBlocksReadBackAtAnyOffsetAndAlignment) {
   const std::string path = dir_.path() + "/odd.chunk";
   const size_t sizes[] = {1, 4095, 4096, 4097, 7, (size_t{1} << 20) + 3, 12345, 0, 8191};

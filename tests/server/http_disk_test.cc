@@ -87,7 +87,8 @@ TEST(HttpDisk, AHeadSurvivesARestartAndAnswersAsANoCacheServer) {
   ServerHarness cold(ServerOptions{.cache = CacheOptions{.enabled = false}});
   ASSERT_TRUE(cold.ok());
   const Json want = post(cold, body, "session-x");
-  ServerHarness h(disk_options(dir.path));
+  auto restarted = std::make_unique<ServerHarness>(disk_options(dir.path));
+  ServerHarness& h = *restarted;
   ASSERT_TRUE(h.ok());
   const Json st = stats(h)["disk"];
   EXPECT_EQ(st["enabled"], true);
@@ -100,17 +101,6 @@ TEST(HttpDisk, AHeadSurvivesARestartAndAnswersAsANoCacheServer) {
   EXPECT_EQ(b["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>(),
             prompt_tokens - 1);  // the anchor at the head's last token
   EXPECT_EQ(b["choices"][0].dump(), want["choices"][0].dump());
-  // The peek route, for a third session with the same head: the disk, with its read's cost.
-  ServerHarness again(disk_options(dir.path));
-  ASSERT_TRUE(again.ok());
-  auto peek = again.client().Post("/v1/cache/peek", body.dump(), "application/json");
-  ASSERT_TRUE(peek);
-  ASSERT_EQ(peek->status, 200) << peek->body;
-  const Json p = parse_json(peek->body);
-  EXPECT_EQ(p["tier"], "disk_tier");
-  EXPECT_EQ(p["cached_tokens"].get<int64_t>(), prompt_tokens - 1);
-  EXPECT_GT(p["restore_ms"].get<double>(), 0.0);
-  EXPECT_GE(p["reread_eta_ms"].get<double>(), p["restore_ms"].get<double>());
   // /health and /metrics show the tier.
   auto health = h.client().Get("/health");
   ASSERT_TRUE(health);
@@ -123,6 +113,19 @@ TEST(HttpDisk, AHeadSurvivesARestartAndAnswersAsANoCacheServer) {
   auto metrics = h.client().Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("anchorage_disk_hits_total 1"), std::string::npos);
+  // The peek route, for a third session with the same head after another restart (the rows in
+  // place would answer first): the disk, with its read's cost.
+  restarted.reset();
+  ServerHarness again(disk_options(dir.path));
+  ASSERT_TRUE(again.ok());
+  auto peek = again.client().Post("/v1/cache/peek", body.dump(), "application/json");
+  ASSERT_TRUE(peek);
+  ASSERT_EQ(peek->status, 200) << peek->body;
+  const Json p = parse_json(peek->body);
+  EXPECT_EQ(p["tier"], "disk_tier");
+  EXPECT_EQ(p["cached_tokens"].get<int64_t>(), prompt_tokens - 1);
+  EXPECT_GT(p["restore_ms"].get<double>(), 0.0);
+  EXPECT_GE(p["reread_eta_ms"].get<double>(), p["restore_ms"].get<double>());
 }
 
 // The seed's scenario without the deploy (tests/cache/disk_tier_test.cc has the deploy): two
@@ -197,6 +200,18 @@ TEST(HttpDisk, ACorruptFileIsDeletedAndTheRequestAnsweredAsCold) {
   EXPECT_EQ(
       metrics->body.find("anchorage_cache_corrupt_total{tier=\"disk\",reason=\"section_crc\"} 0"),
       std::string::npos);
+}
+
+// One server per directory: a second one on the same directory runs without the disk tier
+// (and says so) rather than sweeping or evicting the first one's files.
+TEST(HttpDisk, ASecondServerOnTheSameDirectoryRunsWithoutTheTier) {
+  TempDir dir;
+  ServerHarness first(disk_options(dir.path));
+  ASSERT_TRUE(first.ok());
+  ServerHarness second(disk_options(dir.path));
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(stats(first)["disk"]["enabled"], true);
+  EXPECT_EQ(stats(second)["disk"]["enabled"], false);
 }
 
 TEST(HttpDisk, ClearTierDiskEmptiesItAndAnUnknownTierIsRefused) {

@@ -27,7 +27,8 @@
 //        ~/.cache/anchorage-disk-bench, emptied of the bench's files before and after; not /tmp,
 //        which may be tmpfs: no disk)  --preset small  --contexts 8192,32768  --raw-mib 1024
 //        --block-mib 16  --repeats 5  --threads 0 (all)  --seed 1  --keep (leave the files)
-//        --quick (tiny preset, a 2k head, 128 MiB raw, admission from 1,024 tokens)
+//        --quick (tiny preset, a 2k head: ~3.4k rendered over HTTP, the tools' floor; 128 MiB
+//        raw; admission from 1,024 tokens)
 //        --check (exit 1 unless the document has its parts and every disk request's source is
 //        `disk`; no wall-clock thresholds).
 #include <httplib.h>

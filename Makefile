@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= 2
 CMAKE_FLAGS ?=
 
-.PHONY: deps configure build test run bench bench-replay format clean
+.PHONY: deps configure build test run bench bench-replay bench-disk format clean
 
 deps:
 	@scripts/deps.sh
@@ -36,6 +36,14 @@ bench-replay: configure
 	@mkdir -p $(BUILD)/replay
 	$(BUILD)/anchorage bench replay --preset small --out $(BUILD)/replay $(REPLAY_FLAGS) \
 	  | tee $(BUILD)/replay/summary.json
+
+# The disk tier's figures (docs/performance.md "Disk tier"): raw O_DIRECT rates, the tier's
+# restore and write rates, TTFT of an 8k and a 32k head from the disk against cold, on `small`.
+# DISK_FLAGS adds flags (--dir DIR: another file system; --quick: tiny, 2k head).
+DISK_FLAGS ?=
+bench-disk: configure
+	@cmake --build $(BUILD) -j$(JOBS) --target disk_bench
+	$(BUILD)/bench/disk_bench $(DISK_FLAGS) | tee $(BUILD)/disk_bench.json
 
 format:
 	@git ls-files '*.cc' '*.h' | xargs clang-format -i

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <future>
 #include <set>
 
 #include "core/byte_order.h"
@@ -271,25 +272,44 @@ Status DiskTier::restore(engine::Engine& engine, std::span<const int32_t> prompt
       return refuse(anchor.key, true, s);
     read += int64_t(f->file_bytes());
   }
-  // Then each chunk above the rows in place: checked, then written into the views.
-  for (const ChunkInfo& c : chunks) {
-    if (c.end <= rows_in_place) continue;
+  // Then each chunk above the rows in place: read and checked on a helper thread one chunk
+  // ahead (the read of chunk i + 1 overlaps the copy of chunk i into the views), then written
+  // into the views by this thread. Nothing reaches the engine before its checks passed.
+  struct Loaded {
+    Status status;
+    RowCopy rows;
+    int64_t file_bytes = 0;
+  };
+  auto load = [&](const ChunkInfo& c) {
+    Loaded out;
     auto file = store_->open(chunk_name(c.key));
-    if (!file) return refuse(c.key, false, file.error());
+    if (!file) return Loaded{file.error(), {}, 0};
     auto f = CacheFile::open(std::move(*file), CacheFileKind::kChunk);
-    if (!f) return refuse(c.key, false, f.error());
+    if (!f) return Loaded{f.error(), {}, 0};
     auto info = chunk_info(*f, fingerprint_, layout_);
-    if (!info) return refuse(c.key, false, info.error());
+    if (!info) return Loaded{info.error(), {}, 0};
     if (info->begin != c.begin || info->end != c.end || info->prev != c.prev)
-      return refuse(c.key, false,
-                    Status::corruption(core::Reason::kLayout, "disk tier: chunk changed"));
-    RowCopy rows = RowCopy::allocate(layout_, c.begin, c.end);
-    if (Status s = read_chunk_rows(*f, *info,
-                                   prompt.subspan(size_t(c.begin), size_t(c.end - c.begin)), &rows);
-        !s.is_ok())
-      return refuse(c.key, false, s);
-    if (Status s = rows.write_back(engine); !s.is_ok()) return s;
-    read += int64_t(f->file_bytes());
+      return Loaded{Status::corruption(core::Reason::kLayout, "disk tier: chunk changed"), {}, 0};
+    out.rows = RowCopy::allocate(layout_, c.begin, c.end);
+    out.status = read_chunk_rows(
+        *f, *info, prompt.subspan(size_t(c.begin), size_t(c.end - c.begin)), &out.rows);
+    out.file_bytes = int64_t(f->file_bytes());
+    return out;
+  };
+  std::vector<const ChunkInfo*> wanted;
+  for (const ChunkInfo& c : chunks)
+    if (c.end > rows_in_place) wanted.push_back(&c);
+  std::future<Loaded> next;
+  if (!wanted.empty()) next = std::async(std::launch::async, load, *wanted[0]);
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    Loaded cur = next.get();
+    if (i + 1 < wanted.size()) next = std::async(std::launch::async, load, *wanted[i + 1]);
+    if (!cur.status.is_ok()) {
+      if (next.valid()) next.wait();  // its reads finish before the refusal deletes files
+      return refuse(wanted[i]->key, false, cur.status);
+    }
+    if (Status s = cur.rows.write_back(engine); !s.is_ok()) return s;
+    read += cur.file_bytes;
   }
   if (Status s = sections.write_back(engine); !s.is_ok()) return s;
   if (Status s = engine.resume_at(p); !s.is_ok()) return s;

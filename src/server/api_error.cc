@@ -112,13 +112,11 @@ ApiError internal_error(std::string_view what) {
   return e;
 }
 
-ApiError not_found_error(std::string_view method, std::string_view path) {
+ApiError not_found_error() {
   ApiError e;
   e.http_status = 404;
   // Neither the path nor the method is echoed: both are client text (a path may carry a
   // prompt or a key in its query) and would land in the client's logs and ours.
-  (void)method;
-  (void)path;
   e.message = "no such route: see GET /v1/models, POST /v1/chat/completions, POST /v1/completions";
   e.code = "unknown_url";
   return e;

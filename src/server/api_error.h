@@ -37,7 +37,7 @@ ApiError internal_error(std::string_view what);
 ApiError memory_full_error();
 // 409: the cache peek found the engine busy.
 ApiError cache_busy_error();
-ApiError not_found_error(std::string_view method, std::string_view path);
+ApiError not_found_error();
 
 // The JSON body: {"error": {...}}.
 std::string render_error_body(const ApiError& error);

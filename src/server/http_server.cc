@@ -223,7 +223,7 @@ void HttpServer::Impl::install() {
       }
       return answer_error(svc, r, e);
     }
-    if (r.status == 404) return answer_error(svc, r, not_found_error(q.method, q.path));
+    if (r.status == 404) return answer_error(svc, r, not_found_error());
     ApiError e = field_error("", "malformed HTTP request", "bad_request");
     if (r.status == 400 && q.method == "POST" && !q.has_header("Content-Length") &&
         !q.has_header("Transfer-Encoding")) {

@@ -4,8 +4,8 @@
 //
 // Storage types (core::DType):
 //   - plain f32, bf16, f16: panel p is [K][kPanel] elements, k-major;
-//   - block-quantized Q8_0, Q4_K, Q6_K (ggml's blocks, kernels/quant.h; K a multiple of the
-//     block size B): panel p is K/B k blocks; k block kb holds the kPanel blocks
+//   - block-quantized types (ggml's blocks, kernels/quant.h; K a multiple of the block size B):
+//   panel p is K/B k blocks; k block kb holds the kPanel blocks
 //     W[32p + lane][kb*B, kb*B + B) exactly as the GGUF rows had them, byte-interleaved (byte b
 //     of lane l's block at b * kPanel + l), so unpacking reads every byte position of the 32
 //     lanes as one contiguous run. Weights stay quantized in memory (storage = the file's
@@ -52,7 +52,8 @@ class PackedWeight {
   }
   // Panel p's inputs [k0, k0 + kc) as f32 [kc][kPanel] (k-major): what the GEMM multiplies
   // with, the same bits as at(). Runs the active ISA's unpacker (kernels/unpack_impl.h). For a
-  // quantized type k0 and kc are multiples of the block size.
+  // quantized type k0 and kc are multiples of the block size. Types without a vector
+  // unpacker (all but Q8_0, Q4_K, Q6_K) decode each lane's block with dequantize_row().
   void unpack_panel(int64_t p, int64_t k0, int64_t kc, float* out) const;
   // W[row][0..K) as f32 (the stored values exactly). Used for embedding lookups.
   void get_row(int64_t row, float* out) const;

@@ -176,7 +176,9 @@ TEST_P(GemmShapes, RowsIndependentOfBatch) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GemmShapes,
                          ::testing::Values(DType::kF32, DType::kBF16, DType::kF16, DType::kQ8_0,
-                                           DType::kQ4_K, DType::kQ6_K),
+                                           DType::kQ4_K, DType::kQ6_K, DType::kQ4_0, DType::kQ4_1,
+                                           DType::kQ5_0, DType::kQ5_1, DType::kQ5_K, DType::kQ3_K,
+                                           DType::kQ2_K, DType::kIQ4_NL, DType::kIQ4_XS),
                          [](const auto& info) {
                            return std::string(core::dtype_name(info.param));
                          });
@@ -216,7 +218,9 @@ TEST_P(GemmSmallM, EveryRowCountEqualsTheRowInALargeBatch) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GemmSmallM,
                          ::testing::Values(DType::kF32, DType::kBF16, DType::kF16, DType::kQ8_0,
-                                           DType::kQ4_K, DType::kQ6_K),
+                                           DType::kQ4_K, DType::kQ6_K, DType::kQ4_0, DType::kQ4_1,
+                                           DType::kQ5_0, DType::kQ5_1, DType::kQ5_K, DType::kQ3_K,
+                                           DType::kQ2_K, DType::kIQ4_NL, DType::kIQ4_XS),
                          [](const auto& info) {
                            return std::string(core::dtype_name(info.param));
                          });

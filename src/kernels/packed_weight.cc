@@ -81,9 +81,10 @@ void pack_plain_rows(const void* rows, DType src, DType storage, int64_t n, int6
   }
 }
 
-// The quantized types unpack_impl.h has per-ISA panel unpackers for.
+// The quantized types unpack_impl.h has per-ISA panel unpackers for (Q3_K and Q2_K, rare in
+// published files, decode through dequantize_row).
 bool has_vector_unpacker(DType t) {
-  return t == DType::kQ8_0 || t == DType::kQ4_K || t == DType::kQ6_K;
+  return t != DType::kQ3_K && t != DType::kQ2_K;
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/isa.h"
 #include "kernels/packed_weight.h"
 #include "kernels/quant.h"
 
@@ -60,6 +61,25 @@ TEST_P(QuantGolden, DequantizeRowMatchesNumpyBits) {
           << core::dtype_name(t) << " row " << r << " col " << c;
     }
   }
+  // And every ISA's panel unpacker, the GEMM's reader, gives the same bits.
+  const core::Isa saved = core::active_isa();
+  for (core::Isa isa : {core::Isa::kScalar, core::Isa::kAvx2, core::Isa::kAvx512}) {
+    if (int(isa) > int(core::detected_isa())) continue;
+    core::set_active_isa(isa);
+    std::vector<float> out(static_cast<size_t>(be * PackedWeight::kPanel));
+    for (int64_t p = 0; p < w.n_panels(); ++p) {
+      w.unpack_panel(p, 0, be, out.data());
+      for (int64_t lane = 0; lane < PackedWeight::kPanel && p * 32 + lane < nb; ++lane) {
+        for (int64_t c = 0; c < be; ++c) {
+          ASSERT_EQ(
+              std::memcmp(&out[size_t(c * 32 + lane)], want + 4 * ((p * 32 + lane) * be + c), 4), 0)
+              << core::dtype_name(t) << " " << core::isa_name(isa) << " row " << p * 32 + lane
+              << " col " << c;
+        }
+      }
+    }
+  }
+  core::set_active_isa(saved);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, QuantGolden,

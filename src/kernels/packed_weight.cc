@@ -81,12 +81,6 @@ void pack_plain_rows(const void* rows, DType src, DType storage, int64_t n, int6
   }
 }
 
-// The quantized types unpack_impl.h has per-ISA panel unpackers for (Q3_K and Q2_K, rare in
-// published files, decode through dequantize_row).
-bool has_vector_unpacker(DType t) {
-  return t != DType::kQ3_K && t != DType::kQ2_K;
-}
-
 }  // namespace
 
 PackedWeight::PackedWeight(int64_t n, int64_t k, DType dtype) : n_(n), k_(k), dtype_(dtype) {
@@ -194,22 +188,6 @@ void PackedWeight::unpack_panel(int64_t p, int64_t k0, int64_t kc, float* out) c
   }
   const int64_t be = core::dtype_block_elements(dtype_), bb = core::dtype_block_bytes(dtype_);
   ANCHORAGE_CHECK(k0 % be == 0 && kc % be == 0);
-  if (!has_vector_unpacker(dtype_)) {
-    // Each lane's block gathered and decoded by dequantize_row itself: one baseline code path
-    // for every ISA, so the values are dequantize_row's by construction.
-    uint8_t block[256];
-    float values[256];
-    for (int64_t kb = 0; kb < kc / be; ++kb) {
-      for (int64_t lane = 0; lane < kPanel; ++lane) {
-        const uint8_t* src = base + (k0 / be + kb) * kPanel * bb + lane;
-        for (int64_t b = 0; b < bb; ++b) block[b] = src[b * kPanel];
-        dequantize_row(dtype_, block, values, be);
-        float* o = out + kb * be * kPanel + lane;
-        for (int64_t e = 0; e < be; ++e) o[e * kPanel] = values[e];
-      }
-    }
-    return;
-  }
   const uint8_t* blocks = base + (k0 / be) * kPanel * bb;
   const int t = int(dtype_);
   if (isa == core::Isa::kAvx512) return isa_avx512::unpack_kblocks(t, blocks, kc / be, out);

@@ -52,8 +52,7 @@ class PackedWeight {
   }
   // Panel p's inputs [k0, k0 + kc) as f32 [kc][kPanel] (k-major): what the GEMM multiplies
   // with, the same bits as at(). Runs the active ISA's unpacker (kernels/unpack_impl.h). For a
-  // quantized type k0 and kc are multiples of the block size. Types without a vector
-  // unpacker (Q3_K, Q2_K) decode each lane's block with dequantize_row().
+  // quantized type k0 and kc are multiples of the block size.
   void unpack_panel(int64_t p, int64_t k0, int64_t kc, float* out) const;
   // W[row][0..K) as f32 (the stored values exactly). Used for embedding lookups.
   void get_row(int64_t row, float* out) const;

@@ -199,6 +199,54 @@ inline void unpack_iq4_xs(const uint8_t* __restrict kb, float* __restrict out) {
   }
 }
 
+// Q2_K: 16 sub-blocks of 16 with a 4-bit scale and min in bytes 0..15, 2-bit codes at byte 16
+// (element 128h + 32s + e: bits 2s.. of byte 16 + 32h + e), d at 80, dmin at 82.
+inline void unpack_q2_k(const uint8_t* __restrict kb, float* __restrict out) {
+  float d[kUnpackLanes], dmin[kUnpackLanes];
+  unpack_f16_field(kb, 80, d);
+  unpack_f16_field(kb, 82, dmin);
+  for (int i = 0; i < 16; ++i) {
+    float dl[kUnpackLanes], ml[kUnpackLanes];
+    for (int l = 0; l < kUnpackLanes; ++l) {
+      const int sc = kb[i * 32 + l];
+      dl[l] = d[l] * float(sc & 0xF);
+      ml[l] = dmin[l] * float(sc >> 4);
+    }
+    for (int e = 16 * i; e < 16 * i + 16; ++e) {
+      const int h = e / 128, sh = (e % 128) / 32, el = e % 32;
+      const uint8_t* __restrict q = kb + (16 + 32 * h + el) * 32;
+      float* __restrict o = out + e * 32;
+      for (int l = 0; l < kUnpackLanes; ++l) o[l] = dl[l] * float((q[l] >> (2 * sh)) & 3) - ml[l];
+    }
+  }
+}
+
+// Q3_K: hmask at 0 (third bit of element 128h + 32s + e at bit 4h + s of byte e), 2-bit codes
+// at 32 (as Q2_K's), 6-bit scales at 96 (low nibbles in bytes 96..103, high pairs in
+// 104..107), d at 108.
+inline void unpack_q3_k(const uint8_t* __restrict kb, float* __restrict out) {
+  float d[kUnpackLanes];
+  unpack_f16_field(kb, 108, d);
+  for (int i = 0; i < 16; ++i) {
+    float dl[kUnpackLanes];
+    for (int l = 0; l < kUnpackLanes; ++l) {
+      const int low = i < 8 ? kb[(96 + i) * 32 + l] & 0xF : kb[(96 + i - 8) * 32 + l] >> 4;
+      const int high = (kb[(104 + i % 4) * 32 + l] >> (2 * (i / 4))) & 3;
+      dl[l] = d[l] * float((low | high << 4) - 32);
+    }
+    for (int e = 16 * i; e < 16 * i + 16; ++e) {
+      const int h = e / 128, sh = (e % 128) / 32, el = e % 32;
+      const uint8_t* __restrict q = kb + (32 + 32 * h + el) * 32;
+      const uint8_t* __restrict hm = kb + el * 32;
+      float* __restrict o = out + e * 32;
+      for (int l = 0; l < kUnpackLanes; ++l) {
+        const int code = ((q[l] >> (2 * sh)) & 3) | ((hm[l] >> (4 * h + sh)) & 1) << 2;
+        o[l] = dl[l] * float(code - 4);
+      }
+    }
+  }
+}
+
 // n k blocks of `dtype` (a core::DType value) from `blocks` into out ([n * B][32]). Block
 // sizes are spelled out here rather than taken from core/dtype.h's inline functions: an inline
 // function compiled with this file's ISA flags must not be emitted for the linker to pick.
@@ -234,6 +282,12 @@ inline void unpack_kblocks_impl(int dtype, const uint8_t* blocks, int64_t n, flo
         break;
       case core::DType::kIQ4_XS:
         unpack_iq4_xs(blocks + i * 136 * 32, out + i * 256 * 32);
+        break;
+      case core::DType::kQ3_K:
+        unpack_q3_k(blocks + i * 110 * 32, out + i * 256 * 32);
+        break;
+      case core::DType::kQ2_K:
+        unpack_q2_k(blocks + i * 84 * 32, out + i * 256 * 32);
         break;
       default:
         break;

@@ -90,7 +90,13 @@ int gguf_random_command(const std::vector<std::string_view>& args) {
   FlagSet flags;
   flags.add_string("preset", &preset, "qwen35 preset: tiny, tiny-moe, small, qwen3.5-0.8b, ...");
   flags.add_uint("seed", &seed, "seed of the random weights (as run --seed)");
-  flags.add_string("type", &type, "linear layers: f32, f16, bf16, q8_0, q4_k, q6_k");
+  std::string mix;
+  flags.add_string("type", &type,
+                   "linear layers: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, "
+                   "q4_k, q5_k, q6_k, iq4_nl, iq4_xs");
+  flags.add_string("mix", &mix,
+                   "comma-separated types given to the linear tensors in turn (a per-tensor "
+                   "mix like llama.cpp's _M files); overrides --type for them");
   flags.add_string("arch", &arch, "qwen35, qwen35moe or qwen3next (none: by the preset)");
   flags.add_string("out", &out, "the file to write");
   flags.add_string("tokenizer-dir", &tokenizer_dir,
@@ -109,6 +115,15 @@ int gguf_random_command(const std::vector<std::string_view>& args) {
   if (out.empty()) return usage_error("--out is required");
   core::DType dtype = core::DType::kF32;
   if (!core::parse_dtype(type, &dtype)) return usage_error("--type: unknown type '" + type + "'");
+  std::vector<core::DType> mixed;
+  for (size_t pos = 0; !mix.empty() && pos <= mix.size();) {
+    const size_t comma = std::min(mix.find(',', pos), mix.size());
+    const std::string name = mix.substr(pos, comma - pos);
+    core::DType t;
+    if (!core::parse_dtype(name, &t)) return usage_error("--mix: unknown type '" + name + "'");
+    mixed.push_back(t);
+    pos = comma + 1;
+  }
   auto cfg = model::qwen35::qwen35_preset(preset);
   if (!cfg) return usage_error(cfg.error().message());
 
@@ -128,6 +143,7 @@ int gguf_random_command(const std::vector<std::string_view>& args) {
   model::gguf::GgufExportOptions o;
   o.arch = !arch.empty() ? arch : cfg->num_experts > 0 ? "qwen35moe" : "qwen35";
   o.weight_type = dtype;
+  o.mixed_types = mixed;
   o.legacy_ssm_in = legacy;
   o.fused_attn_qkv = fuse_qkv;
   o.name = "anchorage-random-" + preset;
@@ -143,7 +159,7 @@ int gguf_random_command(const std::vector<std::string_view>& args) {
   }
   if (core::Status s = w.write_file(out); !s.is_ok()) return fail(s.to_string());
   std::printf("wrote %s: arch %s, preset %s, type %s, seed %llu\n", out.c_str(), o.arch.c_str(),
-              preset.c_str(), type.c_str(), (unsigned long long)seed);
+              preset.c_str(), mix.empty() ? type.c_str() : mix.c_str(), (unsigned long long)seed);
   return 0;
 }
 

@@ -18,8 +18,9 @@ void add_model_flags(FlagSet* f, ModelArgs* a, bool chat_template) {
                 "qwen35 preset with random weights: tiny, tiny-moe, small, qwen3.5-0.8b, ...");
   f->add_uint("seed", &a->seed, "seed of the random weights");
   f->add_string("weight-dtype", &a->weight_dtype,
-                "random weights' linear layers: f32, bf16, f16, q8_0, q4_k, q6_k (a --model "
-                "file keeps its own types)");
+                "random weights' linear layers: f32, bf16, f16 or a GGUF block type (q8_0, "
+                "q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl, iq4_xs; a "
+                "--model file keeps its own types)");
   f->add_string("kv-dtype", &a->kv_dtype, "attention K/V rows: f32 or bf16");
   if (chat_template) {
     f->add_string("chat-template", &a->chat_template,
@@ -33,7 +34,8 @@ std::vector<const char*> model_flag_names() {
 
 std::string check_model_args(const ModelArgs& a, core::DType* weight, core::DType* kv) {
   if (!core::parse_dtype(a.weight_dtype, weight)) {
-    return "--weight-dtype must be f32, bf16, f16, q8_0, q4_k or q6_k";
+    return "--weight-dtype must be f32, bf16, f16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, "
+           "q4_k, q5_k, q6_k, iq4_nl or iq4_xs";
   }
   if (!core::parse_dtype(a.kv_dtype, kv) || (*kv != core::DType::kF32 && *kv != core::DType::kBF16))
     return "--kv-dtype must be f32 or bf16";

@@ -16,26 +16,37 @@ std::string_view dtype_name(DType t) {
       return "q4_k";
     case DType::kQ6_K:
       return "q6_k";
+    case DType::kQ4_0:
+      return "q4_0";
+    case DType::kQ4_1:
+      return "q4_1";
+    case DType::kQ5_0:
+      return "q5_0";
+    case DType::kQ5_1:
+      return "q5_1";
+    case DType::kQ5_K:
+      return "q5_k";
+    case DType::kQ3_K:
+      return "q3_k";
+    case DType::kQ2_K:
+      return "q2_k";
+    case DType::kIQ4_NL:
+      return "iq4_nl";
+    case DType::kIQ4_XS:
+      return "iq4_xs";
   }
   return "?";
 }
 
+// The inverse of dtype_name(), so the two cannot disagree.
 bool parse_dtype(std::string_view s, DType* out) {
-  if (s == "f32")
-    *out = DType::kF32;
-  else if (s == "bf16")
-    *out = DType::kBF16;
-  else if (s == "f16")
-    *out = DType::kF16;
-  else if (s == "q8_0")
-    *out = DType::kQ8_0;
-  else if (s == "q4_k")
-    *out = DType::kQ4_K;
-  else if (s == "q6_k")
-    *out = DType::kQ6_K;
-  else
-    return false;
-  return true;
+  for (int i = 0; i < kDTypeCount; ++i) {
+    if (dtype_name(DType(i)) == s) {
+      *out = DType(i);
+      return true;
+    }
+  }
+  return false;
 }
 
 float f16_to_f32(uint16_t h) {

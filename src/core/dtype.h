@@ -7,12 +7,30 @@
 
 namespace anchorage::core {
 
-// Plain types (f32, bf16, f16) and the block-quantized weight types of GGUF files (Q8_0,
-// Q4_K, Q6_K: docs/gguf.md). Quantized types hold weights only, never state.
-enum class DType : uint8_t { kF32 = 0, kBF16 = 1, kF16 = 2, kQ8_0 = 3, kQ4_K = 4, kQ6_K = 5 };
+// Plain types (f32, bf16, f16) and the block-quantized weight types of GGUF files (ggml's
+// layouts: docs/gguf.md, kernels/quant.cc). Quantized types hold weights only, never state.
+// Values are appended, never renumbered: the unpackers switch on the value.
+enum class DType : uint8_t {
+  kF32 = 0,
+  kBF16 = 1,
+  kF16 = 2,
+  kQ8_0 = 3,
+  kQ4_K = 4,
+  kQ6_K = 5,
+  kQ4_0 = 6,
+  kQ4_1 = 7,
+  kQ5_0 = 8,
+  kQ5_1 = 9,
+  kQ5_K = 10,
+  kQ3_K = 11,
+  kQ2_K = 12,
+  kIQ4_NL = 13,
+  kIQ4_XS = 14,
+};
+inline constexpr int kDTypeCount = 15;
 
 inline bool dtype_is_quantized(DType t) {
-  return t == DType::kQ8_0 || t == DType::kQ4_K || t == DType::kQ6_K;
+  return t != DType::kF32 && t != DType::kBF16 && t != DType::kF16;
 }
 
 // Bytes of one element of a plain type; 0 for a quantized type (use the block sizes below).
@@ -32,9 +50,18 @@ inline int64_t dtype_size(DType t) {
 inline int64_t dtype_block_elements(DType t) {
   switch (t) {
     case DType::kQ8_0:
+    case DType::kQ4_0:
+    case DType::kQ4_1:
+    case DType::kQ5_0:
+    case DType::kQ5_1:
+    case DType::kIQ4_NL:
       return 32;
     case DType::kQ4_K:
     case DType::kQ6_K:
+    case DType::kQ5_K:
+    case DType::kQ3_K:
+    case DType::kQ2_K:
+    case DType::kIQ4_XS:
       return 256;
     default:
       return 1;
@@ -48,6 +75,24 @@ inline int64_t dtype_block_bytes(DType t) {
       return 144;  // f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128 bytes of nibbles
     case DType::kQ6_K:
       return 210;  // 128 low nibbles, 64 high 2-bit pairs, 16 int8 scales, f16 d
+    case DType::kQ4_0:
+      return 18;  // f16 d, 16 bytes of nibbles
+    case DType::kQ4_1:
+      return 20;  // f16 d, f16 m, 16 bytes of nibbles
+    case DType::kQ5_0:
+      return 22;  // f16 d, 4 bytes of fifth bits, 16 bytes of nibbles
+    case DType::kQ5_1:
+      return 24;  // f16 d, f16 m, 4 bytes of fifth bits, 16 bytes of nibbles
+    case DType::kQ5_K:
+      return 176;  // Q4_K's 144 bytes with 32 bytes of fifth bits before the nibbles
+    case DType::kQ3_K:
+      return 110;  // 32 bytes of third bits, 64 of 2-bit pairs, 12 of 6-bit scales, f16 d
+    case DType::kQ2_K:
+      return 84;  // 16 bytes of 4-bit scale/min pairs, 64 of 2-bit pairs, f16 d, f16 dmin
+    case DType::kIQ4_NL:
+      return 18;  // f16 d, 16 bytes of nibbles indexing a fixed table
+    case DType::kIQ4_XS:
+      return 136;  // f16 d, u16 scale high bits, 4 bytes of scale low bits, 128 of nibbles
     default:
       return dtype_size(t);
   }

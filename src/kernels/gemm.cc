@@ -2,12 +2,13 @@
 // each with the block kernel of the active ISA (gemm_avx512.cc, gemm_avx2.cc, gemm_scalar.cc).
 // Blocks partition M and N only, never K, so neither the split nor the thread count can change
 // a bit of the result (gemm.h). f32 and bf16 panels are read in place (nothing is allocated);
-// the other storage types (f16, Q8_0, Q4_K, Q6_K) go through a per-thread f32 buffer: a block
+// the other storage types (f16 and the quantized ones) go through a per-thread f32 buffer: a block
 // unpacks its panels one K block (kGemmKc) at a time and runs the f32 kernel on them, the
 // partial sums carried in y between K blocks, so the chain is the f32 GEMM's over the
 // dequantized weights, bit for bit. On AVX-512 and AVX2, blocks of <= 8 rows (decode, verify)
-// read those panels in place and dequantize in registers (gemm_decode_impl.h), to the same
-// values, so a row's bits do not depend on which path its block took.
+// read f16, Q8_0, Q4_K and Q6_K panels in place and dequantize in registers
+// (gemm_decode_impl.h), to the same values, so a row's bits do not depend on which path its
+// block took; the other quantized types always unpack.
 #include "kernels/gemm.h"
 
 #include "core/aligned_buffer.h"
@@ -104,7 +105,11 @@ void gemm(const float* x, int64_t M, int64_t ldx, const PackedWeight& w, float* 
                                  ? &isa_avx512::gemm_decode_block
                              : core::active_isa() == core::Isa::kAvx2 ? &isa_avx2::gemm_decode_block
                                                                       : nullptr;
-  const bool in_registers = !in_place && decode_fn != nullptr;
+  // The types gemm_decode_impl.h has register dequantizers for; the others always unpack.
+  const core::DType dt = w.dtype();
+  const bool has_decode_tile = dt == core::DType::kF16 || dt == core::DType::kQ8_0 ||
+                               dt == core::DType::kQ4_K || dt == core::DType::kQ6_K;
+  const bool in_registers = !in_place && decode_fn != nullptr && has_decode_tile;
   // Rows up to which a block dequantizes in registers. AVX2 runs row tiles of 2, each
   // dequantizing again; for Q6_K (the costliest to assemble) unpacking once measured faster
   // from 3 rows on (K 512, N 2048, M = 3 / 8: 166 / 279 us against 207 / 465 us).

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 2;
+inline constexpr int kKernelVersion = 3;
 
 }  // namespace anchorage::kernels

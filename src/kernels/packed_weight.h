@@ -4,8 +4,8 @@
 //
 // Storage types (core::DType):
 //   - plain f32, bf16, f16: panel p is [K][kPanel] elements, k-major;
-//   - block-quantized Q8_0, Q4_K, Q6_K (ggml's blocks, kernels/quant.h; K a multiple of the
-//     block size B): panel p is K/B k blocks; k block kb holds the kPanel blocks
+//   - block-quantized types (ggml's blocks, kernels/quant.h; K a multiple of the block size B):
+//   panel p is K/B k blocks; k block kb holds the kPanel blocks
 //     W[32p + lane][kb*B, kb*B + B) exactly as the GGUF rows had them, byte-interleaved (byte b
 //     of lane l's block at b * kPanel + l), so unpacking reads every byte position of the 32
 //     lanes as one contiguous run. Weights stay quantized in memory (storage = the file's

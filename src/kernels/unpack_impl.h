@@ -6,8 +6,9 @@
 // byte-interleaved, byte b of lane l at b * 32 + l. Output: [B][32] f32, k-major (the panel
 // order the GEMM tiles read). Every loop runs over the 32 lanes innermost on contiguous bytes,
 // so the compiler vectorises it for the file's ISA; each value is the same IEEE operations as
-// kernels/quant.cc's dequantizers (d * q; (d*sc) * q - dmin*m; (d*sc) * q), with no
-// contraction (-ffp-contract=off), so every ISA gives dequantize_row()'s bits.
+// kernels/quant.cc's dequantizers (d * q; (d*sc) * q - dmin*m; (d*sc) * q; q * d + m;
+// d * table[q]), with no contraction (-ffp-contract=off), so every ISA gives
+// dequantize_row()'s bits.
 // (No #includes here: the file is included inside a namespace.)
 #pragma once
 
@@ -118,6 +119,134 @@ inline void unpack_q6_k(const uint8_t* __restrict kb, float* __restrict out) {
   }
 }
 
+// The 32-element blocks Q4_0, Q4_1, Q5_0, Q5_1: kHasMin picks (d, m) with y = q * d + m over
+// y = (q - offset) * d; kBits 5 adds the u32 of fifth bits (bit j of byte j / 8 for element j).
+template <bool kHasMin, int kBits>
+inline void unpack_legacy(const uint8_t* __restrict kb, float* __restrict out) {
+  float d[kUnpackLanes], m[kUnpackLanes];
+  unpack_f16_field(kb, 0, d);
+  if (kHasMin) unpack_f16_field(kb, 2, m);
+  constexpr int kP = kHasMin ? 4 : 2;
+  constexpr int kQs = kP + (kBits == 5 ? 4 : 0);
+  constexpr int kOffset = kHasMin ? 0 : 1 << (kBits - 1);
+  for (int j = 0; j < 32; ++j) {
+    const uint8_t* __restrict q = kb + (kQs + j % 16) * 32;
+    const uint8_t* __restrict h = kb + (kP + j / 8) * 32;
+    float* __restrict o = out + j * 32;
+    for (int l = 0; l < kUnpackLanes; ++l) {
+      int code = j < 16 ? q[l] & 0xF : q[l] >> 4;
+      if (kBits == 5) code |= ((h[l] >> (j % 8)) & 1) << 4;
+      if (kHasMin) {
+        o[l] = float(code) * d[l] + m[l];
+      } else {
+        o[l] = float(code - kOffset) * d[l];
+      }
+    }
+  }
+}
+
+// IQ4_NL's and IQ4_XS's 16 levels (ggml's table, as kernels/quant.cc).
+constexpr int8_t kUnpackIq4Values[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                         1,    13,   25,  38,  53,  69,  89,  113};
+
+inline void unpack_iq4_nl(const uint8_t* __restrict kb, float* __restrict out) {
+  float d[kUnpackLanes];
+  unpack_f16_field(kb, 0, d);
+  for (int j = 0; j < 32; ++j) {
+    const uint8_t* __restrict q = kb + (2 + j % 16) * 32;
+    float* __restrict o = out + j * 32;
+    for (int l = 0; l < kUnpackLanes; ++l)
+      o[l] = d[l] * float(kUnpackIq4Values[j < 16 ? q[l] & 0xF : q[l] >> 4]);
+  }
+}
+
+// Q5_K: Q4_K's scales (same offsets) and nibbles (at byte 48), fifth bits at bit j of qh[e].
+inline void unpack_q5_k(const uint8_t* __restrict kb, float* __restrict out) {
+  float d1[8][kUnpackLanes], m1[8][kUnpackLanes];
+  q4_k_lane_scales(kb, d1, m1);
+  for (int j = 0; j < 8; ++j) {
+    for (int e = 0; e < 32; ++e) {
+      const uint8_t* __restrict q = kb + (48 + 32 * (j / 2) + e) * 32;
+      const uint8_t* __restrict h = kb + (16 + e) * 32;
+      float* __restrict o = out + (32 * j + e) * 32;
+      for (int l = 0; l < kUnpackLanes; ++l) {
+        const int lo = j % 2 == 0 ? q[l] & 0xF : q[l] >> 4;
+        o[l] = d1[j][l] * float(lo | ((h[l] >> j) & 1) << 4) - m1[j][l];
+      }
+    }
+  }
+}
+
+// IQ4_XS: sub-block j's scale from scales_l (bytes 4..7) and scales_h (bytes 2, 3), its 16
+// bytes of codes at byte 8 + 16j.
+inline void unpack_iq4_xs(const uint8_t* __restrict kb, float* __restrict out) {
+  float d[kUnpackLanes];
+  unpack_f16_field(kb, 0, d);
+  for (int j = 0; j < 8; ++j) {
+    float dl[kUnpackLanes];
+    for (int l = 0; l < kUnpackLanes; ++l) {
+      const int sh = kb[2 * 32 + l] | kb[3 * 32 + l] << 8;
+      const int ls = ((kb[(4 + j / 2) * 32 + l] >> (4 * (j % 2))) & 0xF) | ((sh >> (2 * j)) & 3)
+                                                                               << 4;
+      dl[l] = d[l] * float(ls - 32);
+    }
+    for (int e = 0; e < 32; ++e) {
+      const uint8_t* __restrict q = kb + (8 + 16 * j + e % 16) * 32;
+      float* __restrict o = out + (32 * j + e) * 32;
+      for (int l = 0; l < kUnpackLanes; ++l)
+        o[l] = dl[l] * float(kUnpackIq4Values[e < 16 ? q[l] & 0xF : q[l] >> 4]);
+    }
+  }
+}
+
+// Q2_K: 16 sub-blocks of 16 with a 4-bit scale and min in bytes 0..15, 2-bit codes at byte 16
+// (element 128h + 32s + e: bits 2s.. of byte 16 + 32h + e), d at 80, dmin at 82.
+inline void unpack_q2_k(const uint8_t* __restrict kb, float* __restrict out) {
+  float d[kUnpackLanes], dmin[kUnpackLanes];
+  unpack_f16_field(kb, 80, d);
+  unpack_f16_field(kb, 82, dmin);
+  for (int i = 0; i < 16; ++i) {
+    float dl[kUnpackLanes], ml[kUnpackLanes];
+    for (int l = 0; l < kUnpackLanes; ++l) {
+      const int sc = kb[i * 32 + l];
+      dl[l] = d[l] * float(sc & 0xF);
+      ml[l] = dmin[l] * float(sc >> 4);
+    }
+    for (int e = 16 * i; e < 16 * i + 16; ++e) {
+      const int h = e / 128, sh = (e % 128) / 32, el = e % 32;
+      const uint8_t* __restrict q = kb + (16 + 32 * h + el) * 32;
+      float* __restrict o = out + e * 32;
+      for (int l = 0; l < kUnpackLanes; ++l) o[l] = dl[l] * float((q[l] >> (2 * sh)) & 3) - ml[l];
+    }
+  }
+}
+
+// Q3_K: hmask at 0 (third bit of element 128h + 32s + e at bit 4h + s of byte e), 2-bit codes
+// at 32 (as Q2_K's), 6-bit scales at 96 (low nibbles in bytes 96..103, high pairs in
+// 104..107), d at 108.
+inline void unpack_q3_k(const uint8_t* __restrict kb, float* __restrict out) {
+  float d[kUnpackLanes];
+  unpack_f16_field(kb, 108, d);
+  for (int i = 0; i < 16; ++i) {
+    float dl[kUnpackLanes];
+    for (int l = 0; l < kUnpackLanes; ++l) {
+      const int low = i < 8 ? kb[(96 + i) * 32 + l] & 0xF : kb[(96 + i - 8) * 32 + l] >> 4;
+      const int high = (kb[(104 + i % 4) * 32 + l] >> (2 * (i / 4))) & 3;
+      dl[l] = d[l] * float((low | high << 4) - 32);
+    }
+    for (int e = 16 * i; e < 16 * i + 16; ++e) {
+      const int h = e / 128, sh = (e % 128) / 32, el = e % 32;
+      const uint8_t* __restrict q = kb + (32 + 32 * h + el) * 32;
+      const uint8_t* __restrict hm = kb + el * 32;
+      float* __restrict o = out + e * 32;
+      for (int l = 0; l < kUnpackLanes; ++l) {
+        const int code = ((q[l] >> (2 * sh)) & 3) | ((hm[l] >> (4 * h + sh)) & 1) << 2;
+        o[l] = dl[l] * float(code - 4);
+      }
+    }
+  }
+}
+
 // n k blocks of `dtype` (a core::DType value) from `blocks` into out ([n * B][32]). Block
 // sizes are spelled out here rather than taken from core/dtype.h's inline functions: an inline
 // function compiled with this file's ISA flags must not be emitted for the linker to pick.
@@ -132,6 +261,33 @@ inline void unpack_kblocks_impl(int dtype, const uint8_t* blocks, int64_t n, flo
         break;
       case core::DType::kQ6_K:
         unpack_q6_k(blocks + i * 210 * 32, out + i * 256 * 32);
+        break;
+      case core::DType::kQ4_0:
+        unpack_legacy<false, 4>(blocks + i * 18 * 32, out + i * 32 * 32);
+        break;
+      case core::DType::kQ4_1:
+        unpack_legacy<true, 4>(blocks + i * 20 * 32, out + i * 32 * 32);
+        break;
+      case core::DType::kQ5_0:
+        unpack_legacy<false, 5>(blocks + i * 22 * 32, out + i * 32 * 32);
+        break;
+      case core::DType::kQ5_1:
+        unpack_legacy<true, 5>(blocks + i * 24 * 32, out + i * 32 * 32);
+        break;
+      case core::DType::kIQ4_NL:
+        unpack_iq4_nl(blocks + i * 18 * 32, out + i * 32 * 32);
+        break;
+      case core::DType::kQ5_K:
+        unpack_q5_k(blocks + i * 176 * 32, out + i * 256 * 32);
+        break;
+      case core::DType::kIQ4_XS:
+        unpack_iq4_xs(blocks + i * 136 * 32, out + i * 256 * 32);
+        break;
+      case core::DType::kQ3_K:
+        unpack_q3_k(blocks + i * 110 * 32, out + i * 256 * 32);
+        break;
+      case core::DType::kQ2_K:
+        unpack_q2_k(blocks + i * 84 * 32, out + i * 256 * 32);
         break;
       default:
         break;

@@ -85,7 +85,8 @@ TEST_F(GgufCommandsTest, RunModelFileEqualsThePreset) {
 TEST_F(GgufCommandsTest, BadUsageAndBadFiles) {
   EXPECT_EQ(run("inspect").exit_code, 2);
   EXPECT_EQ(run("gguf-random --preset tiny").exit_code, 2);  // no --out
-  EXPECT_EQ(run("gguf-random --preset tiny --type q4_0 --out " + path_).exit_code, 2);
+  EXPECT_EQ(run("gguf-random --preset tiny --type q8_1 --out " + path_).exit_code, 2);
+  EXPECT_EQ(run("gguf-random --preset tiny --mix q5_k,q8_1 --out " + path_).exit_code, 2);
   const Output missing = run("inspect /nonexistent/x.gguf");
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.text.find("/nonexistent/x.gguf"), std::string::npos);

@@ -176,7 +176,9 @@ TEST_P(GemmShapes, RowsIndependentOfBatch) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GemmShapes,
                          ::testing::Values(DType::kF32, DType::kBF16, DType::kF16, DType::kQ8_0,
-                                           DType::kQ4_K, DType::kQ6_K),
+                                           DType::kQ4_K, DType::kQ6_K, DType::kQ4_0, DType::kQ4_1,
+                                           DType::kQ5_0, DType::kQ5_1, DType::kQ5_K, DType::kQ3_K,
+                                           DType::kQ2_K, DType::kIQ4_NL, DType::kIQ4_XS),
                          [](const auto& info) {
                            return std::string(core::dtype_name(info.param));
                          });
@@ -216,7 +218,9 @@ TEST_P(GemmSmallM, EveryRowCountEqualsTheRowInALargeBatch) {
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GemmSmallM,
                          ::testing::Values(DType::kF32, DType::kBF16, DType::kF16, DType::kQ8_0,
-                                           DType::kQ4_K, DType::kQ6_K),
+                                           DType::kQ4_K, DType::kQ6_K, DType::kQ4_0, DType::kQ4_1,
+                                           DType::kQ5_0, DType::kQ5_1, DType::kQ5_K, DType::kQ3_K,
+                                           DType::kQ2_K, DType::kIQ4_NL, DType::kIQ4_XS),
                          [](const auto& info) {
                            return std::string(core::dtype_name(info.param));
                          });
@@ -484,8 +488,9 @@ TEST(PackedWeight, UnpackPanelEqualsAtOnEveryIsa) {
   std::vector<float> wf = random_floats(N * K, 41);
   // Rows 3-5 tiny: their blocks' f16 scales are subnormal.
   for (int64_t i = 3 * K; i < 6 * K; ++i) wf[size_t(i)] *= 1e-4f;
-  for (DType t :
-       {DType::kF32, DType::kBF16, DType::kF16, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K}) {
+  for (DType t : {DType::kF32, DType::kBF16, DType::kF16, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K,
+                  DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ5_K,
+                  DType::kQ3_K, DType::kQ2_K, DType::kIQ4_NL, DType::kIQ4_XS}) {
     PackedWeight w(wf.data(), N, K, t);
     if (t == DType::kF16) {
       std::vector<uint16_t> h(static_cast<size_t>(N * K));

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -298,11 +299,16 @@ TEST(GgufFileTest, TypeTable) {
   EXPECT_EQ(ggml_type_label(12), "Q4_K (12)");
   EXPECT_EQ(ggml_type_label(2), "Q4_0 (2)");
   EXPECT_EQ(ggml_type_label(77), "unknown type 77");
-  EXPECT_FALSE(dtype_of_ggml(2).has_value());
-  for (core::DType t : {core::DType::kF32, core::DType::kF16, core::DType::kBF16,
-                        core::DType::kQ8_0, core::DType::kQ4_K, core::DType::kQ6_K}) {
+  EXPECT_FALSE(dtype_of_ggml(16).has_value());  // IQ2_XXS: known, not read
+  EXPECT_FALSE(dtype_of_ggml(9).has_value());   // Q8_1
+  EXPECT_EQ(*dtype_of_ggml(13), core::DType::kQ5_K);
+  for (int i = 0; i < core::kDTypeCount; ++i) {
+    const core::DType t = core::DType(i);
     const uint32_t id = ggml_of_dtype(t);
     EXPECT_EQ(*dtype_of_ggml(id), t);
+    std::string lower = ggml_type_info(id)->name;
+    for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+    EXPECT_EQ(lower, core::dtype_name(t));
     EXPECT_EQ(ggml_type_info(id)->block_bytes, core::dtype_block_bytes(t));
     EXPECT_EQ(ggml_type_info(id)->block_elements, core::dtype_block_elements(t));
   }

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <set>
 #include <string>
 
 #include "model/gguf/ggml_type.h"
@@ -169,7 +170,9 @@ TEST(GgufLoaderTest, EveryWeightTypeEqualsItsDequantizedModel) {
   const Qwen35Tensors t =
       with_value_heads_tiled(qwen35::random_tensors(tiny_wide(), 6, nullptr), true);
   const std::vector<float> exact = logits_of(t);
-  for (DType type : {DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ6_K, DType::kQ4_K}) {
+  for (DType type : {DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ6_K, DType::kQ4_K,
+                     DType::kQ5_K, DType::kQ4_0, DType::kIQ4_XS, DType::kQ5_0, DType::kQ5_1,
+                     DType::kQ4_1, DType::kQ3_K, DType::kQ2_K, DType::kIQ4_NL}) {
     SCOPED_TRACE(std::string(core::dtype_name(type)));
     GgufExportOptions o;
     o.weight_type = type;
@@ -199,6 +202,24 @@ TEST(GgufLoaderTest, EveryWeightTypeEqualsItsDequantizedModel) {
                 std::string(core::dtype_name(type)).c_str(), weight_err, logit_err,
                 logit_err / weight_err);
   }
+}
+
+// A file whose linear tensors take different types (llama.cpp's _M / _S mixes) loads with each
+// weight kept in its own tensor's type, and equals the model of the stored values bit for bit.
+TEST(GgufLoaderTest, PerTensorTypeMixLoads) {
+  const Qwen35Tensors t =
+      with_value_heads_tiled(qwen35::random_tensors(tiny_wide(), 8, nullptr), true);
+  GgufExportOptions o;
+  o.mixed_types = {DType::kQ5_K, DType::kQ4_0, DType::kIQ4_XS, DType::kQ6_K, DType::kQ5_0,
+                   DType::kQ8_0, DType::kQ3_K, DType::kQ4_K,   DType::kQ2_K, DType::kIQ4_NL,
+                   DType::kQ4_1, DType::kQ5_1, DType::kF16};
+  const Written w = write(t, o);
+  auto f = GgufFile::parse(MappedFile::from_bytes(w.bytes));
+  ASSERT_TRUE(f.has_value());
+  std::set<uint32_t> types;
+  for (const auto& ti : f->tensors()) types.insert(ti.ggml_type);
+  EXPECT_GE(types.size(), 10u);  // f32 plus most of the mix
+  expect_same_model(w.bytes, w.stored);
 }
 
 TEST(GgufLoaderTest, ValueHeadOrder) {
@@ -368,10 +389,10 @@ TEST(GgufLoaderTest, BadFilesAreRefusedByName) {
   expect_load_error(rewrite(good.bytes,
                             [](FileEdit* e) {
                               FileEdit::T* t = find(e, "blk.0.attn_norm.weight");
-                              t->type = 2;  // Q4_0: 64 elements = 2 blocks of 18 bytes
-                              t->bytes.resize(36);
+                              t->type = 9;  // Q8_1: 64 elements = 2 blocks of 36 bytes
+                              t->bytes.resize(72);
                             }),
-                    core::StatusCode::kUnsupported, {"blk.0.attn_norm.weight", "Q4_0 (2)"});
+                    core::StatusCode::kUnsupported, {"blk.0.attn_norm.weight", "Q8_1 (9)"});
   expect_load_error(rewrite(good.bytes,
                             [](FileEdit* e) {
                               FileEdit::T* t = find(e, "blk.0.ssm_a");

@@ -83,6 +83,8 @@ const cases = [
   ["tiny-q8_0", ["--preset", "tiny", "--type", "q8_0"]],
   ["tiny-q4_k", ["--preset", "tiny", "--type", "q4_k"]],
   ["tiny-q6_k", ["--preset", "tiny", "--type", "q6_k", "--fuse-qkv"]],
+  // Types per tensor in turn (rows the 256-element K-quants do not divide fall back to Q8_0).
+  ["tiny-mix", ["--preset", "tiny", "--mix", "q5_k,q4_0,iq4_xs,q5_1,q3_k,q2_k,iq4_nl,q4_1,q5_0"]],
   ["tiny-next-legacy", ["--preset", "tiny", "--type", "q8_0", "--arch", "qwen3next", "--legacy-ssm-in"]],
   ["tiny-moe", ["--preset", "tiny-moe", "--type", "q8_0"]],
 ];

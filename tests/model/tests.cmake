@@ -36,3 +36,13 @@ if(ANCHORAGE_NODE)
                    ${CMAKE_CURRENT_BINARY_DIR}/gguf_npm_reader)
   set_tests_properties(gguf_npm_reader PROPERTIES TIMEOUT 300)
 endif()
+
+# The committed dequantization vectors (tests/golden/quant/, compared bit for bit with
+# dequantize_row by tests/kernels/quant_golden_test.cc) are what the independent NumPy
+# dequantizer computes today.
+if(ANCHORAGE_NUMPY_PYTHON)
+  add_test(NAME quant_numpy_ref_golden
+           COMMAND ${ANCHORAGE_NUMPY_PYTHON} ${CMAKE_CURRENT_LIST_DIR}/numpy_ref/quant_ref.py
+                   ${CMAKE_SOURCE_DIR}/tests/golden/quant --check)
+  set_tests_properties(quant_numpy_ref_golden PROPERTIES TIMEOUT 120)
+endif()

@@ -2,6 +2,7 @@
 #include "model/gguf/ggml_type.h"
 
 #include <array>
+#include <utility>
 
 namespace anchorage::model::gguf {
 
@@ -42,39 +43,39 @@ std::string ggml_type_label(uint32_t id) {
   return "unknown type " + std::to_string(id);
 }
 
+namespace {
+
+// Every DType and its ggml id, the one table both directions read.
+constexpr std::array<std::pair<core::DType, uint32_t>, core::kDTypeCount> kReadable = {{
+    {core::DType::kF32, kGgmlF32},
+    {core::DType::kF16, kGgmlF16},
+    {core::DType::kBF16, kGgmlBF16},
+    {core::DType::kQ8_0, kGgmlQ8_0},
+    {core::DType::kQ4_K, kGgmlQ4_K},
+    {core::DType::kQ6_K, kGgmlQ6_K},
+    {core::DType::kQ4_0, kGgmlQ4_0},
+    {core::DType::kQ4_1, kGgmlQ4_1},
+    {core::DType::kQ5_0, kGgmlQ5_0},
+    {core::DType::kQ5_1, kGgmlQ5_1},
+    {core::DType::kQ5_K, kGgmlQ5_K},
+    {core::DType::kQ3_K, kGgmlQ3_K},
+    {core::DType::kQ2_K, kGgmlQ2_K},
+    {core::DType::kIQ4_NL, kGgmlIQ4_NL},
+    {core::DType::kIQ4_XS, kGgmlIQ4_XS},
+}};
+
+}  // namespace
+
 std::optional<core::DType> dtype_of_ggml(uint32_t id) {
-  switch (id) {
-    case kGgmlF32:
-      return core::DType::kF32;
-    case kGgmlF16:
-      return core::DType::kF16;
-    case kGgmlBF16:
-      return core::DType::kBF16;
-    case kGgmlQ8_0:
-      return core::DType::kQ8_0;
-    case kGgmlQ4_K:
-      return core::DType::kQ4_K;
-    case kGgmlQ6_K:
-      return core::DType::kQ6_K;
-    default:
-      return std::nullopt;
+  for (const auto& [t, g] : kReadable) {
+    if (g == id) return t;
   }
+  return std::nullopt;
 }
 
 uint32_t ggml_of_dtype(core::DType t) {
-  switch (t) {
-    case core::DType::kF32:
-      return kGgmlF32;
-    case core::DType::kF16:
-      return kGgmlF16;
-    case core::DType::kBF16:
-      return kGgmlBF16;
-    case core::DType::kQ8_0:
-      return kGgmlQ8_0;
-    case core::DType::kQ4_K:
-      return kGgmlQ4_K;
-    case core::DType::kQ6_K:
-      return kGgmlQ6_K;
+  for (const auto& [d, g] : kReadable) {
+    if (d == t) return g;
   }
   return kGgmlF32;
 }

@@ -40,6 +40,24 @@ uint32_t file_type_of(DType t) {
       return 18;
     case DType::kBF16:
       return 32;
+    case DType::kQ4_0:
+      return 2;
+    case DType::kQ4_1:
+      return 3;
+    case DType::kQ5_0:
+      return 8;
+    case DType::kQ5_1:
+      return 9;
+    case DType::kQ2_K:
+      return 10;
+    case DType::kQ3_K:
+      return 12;  // MOSTLY_Q3_K_M
+    case DType::kQ5_K:
+      return 17;  // MOSTLY_Q5_K_M
+    case DType::kIQ4_NL:
+      return 25;
+    case DType::kIQ4_XS:
+      return 30;
   }
   return 0;
 }
@@ -176,7 +194,8 @@ Status export_qwen35_gguf(const Qwen35Tensors& in, const GgufExportOptions& o, G
       back[i] = x;  // f32 is exact
       continue;
     }
-    const DType type = export_linear_type(o.weight_type, s.cols);
+    const DType type = export_linear_type(
+        o.mixed_types.empty() ? o.weight_type : o.mixed_types[i % o.mixed_types.size()], s.cols);
     if (next && (s.role == TensorRole::kGdnB || s.role == TensorRole::kGdnA)) {
       // ssm_ba: per key head g, [b (r heads) | a (r heads)].
       const size_t ib = slot_index(l, TensorRole::kGdnB), ia = slot_index(l, TensorRole::kGdnA);

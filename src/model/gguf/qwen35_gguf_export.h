@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/dtype.h"
 #include "core/status.h"
@@ -20,6 +21,9 @@ struct GgufExportOptions {
   // divide a row's length falls back to Q8_0, then to F32 (as llama.cpp's quantizer does).
   // Norms, vectors, ssm_a/ssm_dt and the conv weight are always F32.
   core::DType weight_type = core::DType::kF32;
+  // When not empty, linear tensor slot i gets mixed_types[i % size] instead (same fallback
+  // rule): a file mixing types per tensor, as llama.cpp's _M / _S quantizations write.
+  std::vector<core::DType> mixed_types;
   bool legacy_ssm_in = false;   // qwen3next: write in_proj_qkvz fused as ssm_in (old files)
   bool fused_attn_qkv = false;  // full-attention layers: one attn_qkv (--fuse-qkv files)
   std::string name = "anchorage-random";

@@ -42,7 +42,6 @@ struct DiskTier::Job {
   std::vector<const void*> views;  // the engine's view buffers (rows copied under rows_mu_)
   int64_t fence = INT64_MAX;       // rows_mu_: rows at or past it are not the job's any more
   std::vector<std::byte> counts;   // the admission counts to persist
-  std::vector<std::byte> usage;
 };
 
 DiskTier::DiskTier(std::unique_ptr<BlobStore> store, std::string fingerprint,
@@ -218,15 +217,20 @@ ResumeOffer DiskTier::offer(std::span<const int32_t> prompt, std::string_view) c
     best.exact = true;  // a cold grid prefill's rows and sections, bit for bit
   }
   if (best.useful()) {
-    const double rate = read_bytes_per_s_ > 0 ? read_bytes_per_s_ : options_.prior_read_bytes_per_s;
+    const double rate = read_rate_locked();
     best.restore_ms = double(best.restore_bytes) / rate * 1e3;
   }
   return best;
 }
 
+// The tier's measured restore rate, or the prior before the first measured restore.
+double DiskTier::read_rate_locked() const {
+  return read_bytes_per_s_ > 0 ? read_bytes_per_s_ : options_.prior_read_bytes_per_s;
+}
+
 double DiskTier::read_ms(int64_t bytes) const {
   std::lock_guard<std::mutex> lock(index_mu_);
-  const double rate = read_bytes_per_s_ > 0 ? read_bytes_per_s_ : options_.prior_read_bytes_per_s;
+  const double rate = read_rate_locked();
   return double(bytes) / rate * 1e3;
 }
 
@@ -331,7 +335,6 @@ Status DiskTier::restore(engine::Engine& engine, std::span<const int32_t> prompt
 }
 
 void DiskTier::fence(int64_t first_row) {
-  std::vector<Job*> jobs;
   std::lock_guard<std::mutex> jl(job_mu_);
   std::lock_guard<std::mutex> rl(rows_mu_);
   for (auto& j : jobs_) j->fence = std::min(j->fence, first_row);
@@ -454,7 +457,6 @@ void DiskTier::run_job(Job& job) {
   std::map<int64_t, ChunkInfo> chain;  // end -> chunk
   {
     PrefixHasher hasher(fingerprint_);
-    CacheKey prev;
     for (int64_t e : ends) {
       hasher.feed(std::span<const int32_t>(job.tokens)
                       .subspan(size_t(hasher.fed()), size_t(e - hasher.fed())));
@@ -465,7 +467,6 @@ void DiskTier::run_job(Job& job) {
       // A grid chunk's prev is the grid chunk below; a tail's is the grid chunk it extends.
       c.prev = c.begin == 0 ? CacheKey{} : chain.at(c.begin).key;
       chain[e] = c;
-      prev = c.key;
     }
   }
   bool failed = false;
@@ -570,12 +571,11 @@ void DiskTier::run_job(Job& job) {
       skip = write_failed_;
       usage = encode_usage_locked();
     }
-    job.usage = std::move(usage);
     if (!skip) {
       CacheFileWriter w(CacheFileKind::kCounts, CacheKey{},
                         nlohmann::json{{"records", job.counts.size() / 24}});
       w.add_section("counts", "u8", {int64_t(job.counts.size())}, job.counts);
-      w.add_section("usage", "u8", {int64_t(job.usage.size())}, job.usage);
+      w.add_section("usage", "u8", {int64_t(usage.size())}, usage);
       core::ignore_status(store_->put(kAdmissionName, w.parts()),
                           "disk tier: admission counts not saved");
     }
@@ -713,7 +713,7 @@ DiskTierStats DiskTier::stats() const {
   s.chunks = int64_t(chunks_.size());
   s.anchors = int64_t(anchors_.size());
   s.bytes = bytes_;
-  const double rate = read_bytes_per_s_ > 0 ? read_bytes_per_s_ : options_.prior_read_bytes_per_s;
+  const double rate = read_rate_locked();
   s.read_mb_per_s = int64_t(rate / 1e6);
   return s;
 }

@@ -206,6 +206,7 @@ class DiskTier : public OfferSource {
   void remove_anchor_locked(const CacheKey& key);
   void evict_locked();
   std::vector<std::byte> encode_usage_locked() const;
+  double read_rate_locked() const;
   bool usable_locked(const AnchorEntry& a) const;
 
   std::unique_ptr<BlobStore> store_;

@@ -313,18 +313,25 @@ Result<std::unique_ptr<WritableFile>> PosixFs::create(const std::string& path) {
       new PosixWritableFile(path, *fd, direct, alloc_blocks(kStageBytes), 0, 0));
 }
 
+// The size of an open file; on failure the descriptor is closed (the caller returns at once).
+static Result<uint64_t> size_or_close(int fd, const std::string& path) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    Status s = os_error("fstat", path, errno);
+    ::close(fd);
+    return s;
+  }
+  return uint64_t(st.st_size);
+}
+
 Result<std::unique_ptr<WritableFile>> PosixFs::open_append(const std::string& path) {
   bool direct = false;
   // Read access too: with O_DIRECT the partial last block is read back into the stage.
   auto fd = open_file(path, O_RDWR, &direct);
   if (!fd) return fd.error();
-  struct stat st;
-  if (::fstat(*fd, &st) != 0) {
-    Status s = os_error("fstat", path, errno);
-    ::close(*fd);
-    return s;
-  }
-  const uint64_t size = uint64_t(st.st_size);
+  auto sized = size_or_close(*fd, path);
+  if (!sized) return sized.error();
+  const uint64_t size = *sized;
   BlockBuffer stage = alloc_blocks(kStageBytes);
   uint64_t written = size;
   size_t staged = 0;
@@ -346,14 +353,9 @@ Result<std::unique_ptr<ReadableFile>> PosixFs::open_read(const std::string& path
   bool direct = false;
   auto fd = open_file(path, O_RDONLY, &direct);
   if (!fd) return fd.error();
-  struct stat st;
-  if (::fstat(*fd, &st) != 0) {
-    Status s = os_error("fstat", path, errno);
-    ::close(*fd);
-    return s;
-  }
-  return std::unique_ptr<ReadableFile>(
-      new PosixReadableFile(path, *fd, direct, uint64_t(st.st_size)));
+  auto size = size_or_close(*fd, path);
+  if (!size) return size.error();
+  return std::unique_ptr<ReadableFile>(new PosixReadableFile(path, *fd, direct, *size));
 }
 
 Status PosixFs::rename(const std::string& from, const std::string& to) {

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 3;
+inline constexpr int kKernelVersion = 4;
 
 }  // namespace anchorage::kernels

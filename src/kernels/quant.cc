@@ -125,52 +125,63 @@ void dequantize_q4_k(const uint8_t* b, float* y) {
   }
 }
 
-void quantize_q4_k(const float* x, uint8_t* b) {
-  // Per sub-block: the range [lo, hi] with lo <= 0 (the stored min is subtracted, so >= 0).
-  float scale[8], minv[8];
-  float max_scale = 0.0f, max_min = 0.0f;
-  for (int j = 0; j < 8; ++j) {
+// The affine range of each of n sub-blocks of len values: scale[j] covers [lo, hi] with lo <= 0
+// in `levels` steps, minv[j] = -lo (the stored min is subtracted, so codes are >= 0); returns
+// the largest scale and min (the super-block's d and dmin are derived from them).
+void subblock_ranges(const float* x, int n, int len, int levels, float* scale, float* minv,
+                     float* max_scale, float* max_min) {
+  *max_scale = 0.0f;
+  *max_min = 0.0f;
+  for (int j = 0; j < n; ++j) {
     float lo = 0.0f, hi = -INFINITY;
-    for (int l = 0; l < 32; ++l) {
-      lo = std::fmin(lo, x[32 * j + l]);
-      hi = std::fmax(hi, x[32 * j + l]);
+    for (int l = 0; l < len; ++l) {
+      lo = std::fmin(lo, x[len * j + l]);
+      hi = std::fmax(hi, x[len * j + l]);
     }
-    scale[j] = (hi - lo) / 15.0f;
+    scale[j] = (hi - lo) / float(levels);
     minv[j] = -lo;
-    max_scale = std::fmax(max_scale, scale[j]);
-    max_min = std::fmax(max_min, minv[j]);
+    *max_scale = std::fmax(*max_scale, scale[j]);
+    *max_min = std::fmax(*max_min, minv[j]);
   }
+}
+
+// Per-sub-block affine quantization shared by Q4_K and Q5_K: scales and mins as 6-bit
+// multiples of d and dmin (packed as q4k_scale_min reads them), codes 0 .. levels.
+void quantize_k_affine(const float* x, int levels, uint16_t* dh_out, uint16_t* mh_out, uint8_t* s,
+                       uint8_t* q) {
+  float scale[8], minv[8], max_scale, max_min;
+  subblock_ranges(x, 8, 32, levels, scale, minv, &max_scale, &max_min);
   const uint16_t dh = max_scale > 0.0f ? scale_f16(max_scale / 63.0f) : 0;
   const uint16_t mh = max_min > 0.0f ? core::f32_to_f16(max_min / 63.0f) : 0;
   const float d = core::f16_to_f32(dh), dmin = core::f16_to_f32(mh);
-  int sc[8], m[8];
-  for (int j = 0; j < 8; ++j) {
-    // Scales round up (the levels cover the range); mins to nearest.
-    sc[j] = d > 0.0f ? clamp_int(long(std::ceil(scale[j] / d)), 0, 63) : 0;
-    m[j] = dmin > 0.0f ? clamp_int(std::lround(minv[j] / dmin), 0, 63) : 0;
-  }
-  store_u16(b, dh);
-  store_u16(b + 2, mh);
-  uint8_t* s = b + 4;
   std::memset(s, 0, 12);
   for (int j = 0; j < 8; ++j) {
+    const int sc = d > 0.0f ? clamp_int(long(std::ceil(scale[j] / d)), 0, 63) : 0;
+    const int m = dmin > 0.0f ? clamp_int(std::lround(minv[j] / dmin), 0, 63) : 0;
     if (j < 4) {
-      s[j] = uint8_t(sc[j]);
-      s[j + 4] = uint8_t(m[j]);
+      s[j] = uint8_t(sc);
+      s[j + 4] = uint8_t(m);
     } else {
-      s[j + 4] = uint8_t((sc[j] & 0xF) | ((m[j] & 0xF) << 4));
-      s[j - 4] |= uint8_t((sc[j] >> 4) << 6);
-      s[j] |= uint8_t((m[j] >> 4) << 6);
+      s[j + 4] = uint8_t((sc & 0xF) | ((m & 0xF) << 4));
+      s[j - 4] |= uint8_t((sc >> 4) << 6);
+      s[j] |= uint8_t((m >> 4) << 6);
     }
-  }
-  uint8_t q[kQkK];
-  for (int j = 0; j < 8; ++j) {
-    const float step = d * float(sc[j]), off = dmin * float(m[j]);
+    const float step = d * float(sc), off = dmin * float(m);
     for (int l = 0; l < 32; ++l) {
       const float v = x[32 * j + l] + off;
-      q[32 * j + l] = uint8_t(step > 0.0f ? clamp_int(std::lround(v / step), 0, 15) : 0);
+      q[32 * j + l] = uint8_t(step > 0.0f ? clamp_int(std::lround(v / step), 0, levels) : 0);
     }
   }
+  *dh_out = dh;
+  *mh_out = mh;
+}
+
+void quantize_q4_k(const float* x, uint8_t* b) {
+  uint16_t dh, mh;
+  uint8_t q[kQkK];
+  quantize_k_affine(x, 15, &dh, &mh, b + 4, q);
+  store_u16(b, dh);
+  store_u16(b + 2, mh);
   uint8_t* qs = b + 16;
   for (int i = 0; i < 4; ++i) {
     for (int l = 0; l < 32; ++l)
@@ -358,48 +369,6 @@ void dequantize_q5_k(const uint8_t* b, float* y) {
   }
 }
 
-// Per-sub-block affine quantization shared by Q4_K and Q5_K: scales and mins as 6-bit
-// multiples of d and dmin (packed as q4k_scale_min reads them), codes 0 .. levels.
-void quantize_k_affine(const float* x, int levels, uint16_t* dh_out, uint16_t* mh_out, uint8_t* s,
-                       uint8_t* q) {
-  float scale[8], minv[8];
-  float max_scale = 0.0f, max_min = 0.0f;
-  for (int j = 0; j < 8; ++j) {
-    float lo = 0.0f, hi = -INFINITY;
-    for (int l = 0; l < 32; ++l) {
-      lo = std::fmin(lo, x[32 * j + l]);
-      hi = std::fmax(hi, x[32 * j + l]);
-    }
-    scale[j] = (hi - lo) / float(levels);
-    minv[j] = -lo;
-    max_scale = std::fmax(max_scale, scale[j]);
-    max_min = std::fmax(max_min, minv[j]);
-  }
-  const uint16_t dh = max_scale > 0.0f ? scale_f16(max_scale / 63.0f) : 0;
-  const uint16_t mh = max_min > 0.0f ? core::f32_to_f16(max_min / 63.0f) : 0;
-  const float d = core::f16_to_f32(dh), dmin = core::f16_to_f32(mh);
-  std::memset(s, 0, 12);
-  for (int j = 0; j < 8; ++j) {
-    const int sc = d > 0.0f ? clamp_int(long(std::ceil(scale[j] / d)), 0, 63) : 0;
-    const int m = dmin > 0.0f ? clamp_int(std::lround(minv[j] / dmin), 0, 63) : 0;
-    if (j < 4) {
-      s[j] = uint8_t(sc);
-      s[j + 4] = uint8_t(m);
-    } else {
-      s[j + 4] = uint8_t((sc & 0xF) | ((m & 0xF) << 4));
-      s[j - 4] |= uint8_t((sc >> 4) << 6);
-      s[j] |= uint8_t((m >> 4) << 6);
-    }
-    const float step = d * float(sc), off = dmin * float(m);
-    for (int l = 0; l < 32; ++l) {
-      const float v = x[32 * j + l] + off;
-      q[32 * j + l] = uint8_t(step > 0.0f ? clamp_int(std::lround(v / step), 0, levels) : 0);
-    }
-  }
-  *dh_out = dh;
-  *mh_out = mh;
-}
-
 void quantize_q5_k(const float* x, uint8_t* b) {
   uint16_t dh, mh;
   uint8_t q[kQkK];
@@ -500,18 +469,8 @@ void dequantize_q2_k(const uint8_t* b, float* y) {
 }
 
 void quantize_q2_k(const float* x, uint8_t* b) {
-  float scale[16], minv[16], max_scale = 0.0f, max_min = 0.0f;
-  for (int j = 0; j < 16; ++j) {
-    float lo = 0.0f, hi = -INFINITY;
-    for (int l = 0; l < 16; ++l) {
-      lo = std::fmin(lo, x[16 * j + l]);
-      hi = std::fmax(hi, x[16 * j + l]);
-    }
-    scale[j] = (hi - lo) / 3.0f;
-    minv[j] = -lo;
-    max_scale = std::fmax(max_scale, scale[j]);
-    max_min = std::fmax(max_min, minv[j]);
-  }
+  float scale[16], minv[16], max_scale, max_min;
+  subblock_ranges(x, 16, 16, 3, scale, minv, &max_scale, &max_min);
   const uint16_t dh = max_scale > 0.0f ? scale_f16(max_scale / 15.0f) : 0;
   const uint16_t mh = max_min > 0.0f ? core::f32_to_f16(max_min / 15.0f) : 0;
   const float d = core::f16_to_f32(dh), dmin = core::f16_to_f32(mh);

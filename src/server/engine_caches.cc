@@ -151,7 +151,7 @@ cache::ResumeOffer EngineCaches::restore(std::span<const int32_t> served,
   // Rows of the previous prompt the disk tier reads nothing over: this prompt's own, exact.
   const int64_t taint = resident_.taint();
   const int64_t rows_in_place =
-      resident_.guest_active()
+      !disk_ || resident_.guest_active()
           ? 0
           : std::min(common_prefix(rows_before_, served),
                      taint == cache::ResidentPrefix::kNoTaint ? INT64_MAX : taint);
@@ -269,7 +269,9 @@ engine::PrefillOptions EngineCaches::prefill_hooks(const CacheStart& start) {
   o.extra_lines.insert(o.extra_lines.end(), start.disk_lines.begin(), start.disk_lines.end());
   o.on_anchor = [this, &start](int64_t position, bool is_end) {
     resident_.on_anchor(engine_, position, is_end);
-    if (disk_ && !start.disk_lines.empty()) {
+    // Every prefill hands the tier its job at the end, anchors or not: the admission counts
+    // it just changed are saved by the writer.
+    if (disk_) {
       if (!is_end) disk_->on_line(engine_, position);
       if (is_end) disk_->after_prefill(engine_);
     }

@@ -278,7 +278,7 @@ TEST(DiskTier, AFlippedByteInEveryRegionOfEveryFileKindIsCaughtAndTheRequestAnsw
   const std::vector<int32_t> head = random_tokens(300, vocab, 21);
   const StateSnapshot want = test::cold_snapshot(*ref, head);
   const CacheKey top = prefix_key("fp-test", std::span(head).first(299));
-  for (const std::string name : {anchor_name(top), chunk_name(top)}) {
+  for (const std::string& name : {anchor_name(top), chunk_name(top)}) {
     // The regions, from a clean copy of the file.
     std::vector<std::pair<std::string, size_t>> regions;
     {

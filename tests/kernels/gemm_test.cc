@@ -299,7 +299,9 @@ TEST(GemmSmallM, NonFiniteScalesAndWeightsGiveTheReferenceBits) {
     const std::vector<float> x = random_floats(K, 53);
     gemm(x.data(), 1, K, w, y.data(), N, nullptr);
     EXPECT_FALSE(std::isfinite(y[1])) << core::dtype_name(t);
-    if (t == DType::kF16 || t == DType::kQ4_K) EXPECT_FALSE(std::isfinite(y[3]));
+    if (t == DType::kF16 || t == DType::kQ4_K) {
+      EXPECT_FALSE(std::isfinite(y[3]));
+    }
   }
 }
 

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server/server_harness.h"
@@ -59,6 +61,12 @@ ServerOptions disk_options(const std::string& root) {
   return o;
 }
 
+ServerOptions no_cache_options() {
+  ServerOptions o;
+  o.cache.enabled = false;
+  return o;
+}
+
 Json post(ServerHarness& h, const Json& body, const std::string& session) {
   httplib::Headers headers = {{"x-session-id", session}};
   auto r = h.client().Post("/v1/chat/completions", headers, body.dump(), "application/json");
@@ -84,7 +92,7 @@ TEST(HttpDisk, AHeadSurvivesARestartAndAnswersAsANoCacheServer) {
     prompt_tokens = a["usage"]["prompt_tokens"].get<int64_t>();
     ASSERT_GT(prompt_tokens, 1024);
   }  // the server stops; its writer finished first
-  ServerHarness cold(ServerOptions{.cache = CacheOptions{.enabled = false}});
+  ServerHarness cold(no_cache_options());
   ASSERT_TRUE(cold.ok());
   const Json want = post(cold, body, "session-x");
   auto restarted = std::make_unique<ServerHarness>(disk_options(dir.path));
@@ -154,7 +162,7 @@ TEST(HttpDisk, ANewFolderResumesAtTheBranchLineAfterARestart) {
   const int64_t cached = got["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>();
   EXPECT_GT(cached, 0);
   EXPECT_EQ(cached % 1024, 0);  // a grid line: the branch line below the folders' parting
-  ServerHarness cold(ServerOptions{.cache = CacheOptions{.enabled = false}});
+  ServerHarness cold(no_cache_options());
   ASSERT_TRUE(cold.ok());
   EXPECT_EQ(got["choices"][0].dump(), post(cold, body, "sx")["choices"][0].dump());
 }
@@ -181,7 +189,7 @@ TEST(HttpDisk, ACorruptFileIsDeletedAndTheRequestAnsweredAsCold) {
     ++flipped;
   }
   ASSERT_GT(flipped, 0);
-  ServerHarness cold(ServerOptions{.cache = CacheOptions{.enabled = false}});
+  ServerHarness cold(no_cache_options());
   ASSERT_TRUE(cold.ok());
   const Json want = post(cold, body, "sx");
   ServerHarness h(disk_options(dir.path));
@@ -200,6 +208,32 @@ TEST(HttpDisk, ACorruptFileIsDeletedAndTheRequestAnsweredAsCold) {
   EXPECT_EQ(
       metrics->body.find("anchorage_cache_corrupt_total{tier=\"disk\",reason=\"section_crc\"} 0"),
       std::string::npos);
+}
+
+// The admission counts outlive the process even when a request writes no file: a head read
+// cold once before a restart and once after is admitted at the second read (no session key,
+// so no head anchors: only the counts can admit it).
+TEST(HttpDisk, ColdReadsBeforeARestartCountTowardsAdmission) {
+  TempDir dir;
+  auto post_plain = [](ServerHarness& h, const Json& body) {
+    auto r = h.client().Post("/v1/chat/completions", body.dump(), "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+  };
+  {
+    ServerHarness h(disk_options(dir.path));
+    ASSERT_TRUE(h.ok());
+    post_plain(h, first_request("foxtrot", 11));
+    EXPECT_EQ(stats(h)["disk"]["anchors"], 0);
+  }
+  ServerHarness h(disk_options(dir.path));
+  ASSERT_TRUE(h.ok());
+  post_plain(h, first_request("foxtrot", 12));
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (stats(h)["disk"]["anchors"].get<int64_t>() == 0 &&
+         std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_GT(stats(h)["disk"]["anchors"].get<int64_t>(), 0);
 }
 
 // One server per directory: a second one on the same directory runs without the disk tier

@@ -230,7 +230,9 @@ TEST(HttpLlama, ReturnProgressStreamsPromptProgress) {
   for (size_t i = 0; i < progress.size(); ++i) {
     EXPECT_EQ(progress[i]["total"], 2500);
     EXPECT_EQ(progress[i]["cache"], usage["prompt_tokens_details"]["cached_tokens"]);
-    if (i > 0) EXPECT_GT(progress[i]["processed"], progress[i - 1]["processed"]);
+    if (i > 0) {
+      EXPECT_GT(progress[i]["processed"], progress[i - 1]["processed"]);
+    }
   }
   EXPECT_EQ(progress.back()["processed"], usage["prompt_tokens"]);
 

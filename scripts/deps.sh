@@ -15,6 +15,7 @@ PACKAGES=(
   libcpp-httplib-dev
   clang libclang-rt-14-dev
   libxxhash-dev libzstd-dev libisal-dev libssl-dev
+  libblosc-dev
   ccache curl
 )
 

@@ -48,3 +48,13 @@ add_test(NAME cache_file_fuzz
 -print_final_stats=1 -artifact_prefix='${CMAKE_CURRENT_BINARY_DIR}/cache_file_' \
 '${_cache_fuzz_work}' '${CMAKE_SOURCE_DIR}/tests/golden'")
 set_tests_properties(cache_file_fuzz PROPERTIES TIMEOUT 180)
+
+# The spill codec fuzzer: decodes of arbitrary frames and round trips of arbitrary data (the
+# target's two modes), seeded with tests/corpus/spill_codec/ (small frames of each kind).
+set(_spill_fuzz_work ${CMAKE_CURRENT_BINARY_DIR}/spill_codec_fuzz_corpus)
+add_test(NAME spill_codec_fuzz
+         COMMAND sh -c "mkdir -p '${_spill_fuzz_work}' && '${_fuzz_build}/spill_codec_fuzzer' \
+-max_total_time=20 -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 -max_len=65536 \
+-print_final_stats=1 -artifact_prefix='${CMAKE_CURRENT_BINARY_DIR}/spill_codec_' \
+'${_spill_fuzz_work}' '${CMAKE_SOURCE_DIR}/tests/corpus/spill_codec'")
+set_tests_properties(spill_codec_fuzz PROPERTIES TIMEOUT 180)

@@ -10,9 +10,9 @@
 //
 // The raw bytes are cut into segments (SpillCodecOptions::segment_bytes) that are encoded and
 // decoded independently, so a block spreads over a SpillCodecPool's threads; the frame's bytes
-// do not depend on the thread count. A part that does not shrink is stored raw, and a frame
-// whose parts together do not shrink is stored raw whole, so incompressible data costs a
-// 32-byte header and a copy.
+// do not depend on the thread count. A part that does not shrink by more than 1/32 is stored
+// raw, and a frame whose parts together do not shrink is stored raw whole, so incompressible
+// data costs a 32-byte header and a copy.
 //
 // Decoding trusts nothing: every length in a frame is checked against the input and the
 // output before a byte is read or written, and any malformed, short, long or mismatched frame
@@ -50,7 +50,7 @@ struct SpillCodecOptions {
   int level = 1;
   // Raw bytes per independently coded segment (rounded down to a multiple of elem_bytes):
   // the unit of parallelism. Between 4 KiB and 64 MiB.
-  size_t segment_bytes = size_t(4) << 20;
+  size_t segment_bytes = size_t(1) << 20;
   // kZstd: one zstd frame per byte plane of a segment (true) or one per segment (false).
   bool frame_per_plane = true;
   // kBlosc: blosc's compressor, "zstd" or "lz4".

@@ -15,7 +15,8 @@
 // The machine is shared (2 cores, other jobs): compare figures within one run, as ratios.
 //
 // Flags: --preset small  --tokens 4096  --kv f32,bf16  --codec-threads 1,2  --repeats 3
-//        --threads 0 (engine threads; 0 = all)  --seed 1
+//        --threads 0 (engine threads; 0 = all)  --segment-kib N (every codec's segment size;
+//        default the codec's, 1 MiB)  --seed 1
 //        --quick (tiny preset, 1,024 tokens, one repeat)
 //        --check (exit 1 unless every configuration has its figures and every round trip is
 //        equal; no wall-clock thresholds).
@@ -57,6 +58,7 @@ struct Args {
   std::vector<int64_t> codec_threads = {1, 2};
   int64_t repeats = 3;
   int64_t threads = 0;
+  int64_t segment_kib = 0;  // 0: the codec's default (SpillCodecOptions::segment_bytes)
   uint64_t seed = 1;
   bool quick = false;
   bool check = false;
@@ -124,6 +126,8 @@ bool parse_args(int argc, char** argv, Args* a) {
         repeats_set = true;
       } else if (f == "--threads") {
         a->threads = n;
+      } else if (f == "--segment-kib") {
+        a->segment_kib = n;
       } else if (f == "--seed") {
         a->seed = uint64_t(n);
       } else {
@@ -149,7 +153,7 @@ struct Config {
   bool planes = true;  // false: elem_bytes 1, zstd on the bytes as they lie (the reference)
 };
 
-std::vector<Config> configs() {
+std::vector<Config> configs(const Args& a) {
   std::vector<Config> c;
   c.push_back({"none", SpillCodecKind::kNone, {}, true});
   for (int level : {-1, 1, 3}) {
@@ -170,6 +174,9 @@ std::vector<Config> configs() {
   lz4.level = 5;
   lz4.blosc_compressor = "lz4";
   c.push_back({"blosc_lz4_c5", SpillCodecKind::kBlosc, lz4, true});
+  if (a.segment_kib > 0) {
+    for (Config& x : c) x.options.segment_bytes = size_t(a.segment_kib) << 10;
+  }
   return c;
 }
 
@@ -286,7 +293,7 @@ Json run_kv(const Args& a, core::DType kv) {
     state[0].insert(state[0].end(), p, p + layout.sections[i].bytes());
   }
   Json rows = Json::array(), sections = Json::array();
-  for (const Config& c : configs()) {
+  for (const Config& c : configs(a)) {
     rows.push_back(measure(a, c, blocks, size_t(core::dtype_size(kv))));
     std::fprintf(stderr, "codec_bench: %s rows %s\n", std::string(core::dtype_name(kv)).c_str(),
                  rows.back().dump().c_str());
@@ -307,7 +314,7 @@ Json run_kv(const Args& a, core::DType kv) {
   return out;
 }
 
-bool check(const Json& d) {
+bool check(const Args& a, const Json& d) {
   bool ok = true;
   auto need = [&](bool c, const std::string& what) {
     if (!c) std::fprintf(stderr, "codec_bench --check: %s\n", what.c_str());
@@ -316,7 +323,7 @@ bool check(const Json& d) {
   need(d["runs"].is_array() && !d["runs"].empty(), "runs");
   for (const Json& run : d["runs"]) {
     need(!run.contains("error"), "run without error");
-    need(run.contains("rows") && run["rows"].size() == configs().size(), "every codec's rows");
+    need(run.contains("rows") && run["rows"].size() == configs(a).size(), "every codec's rows");
     for (const char* part : {"rows", "state"}) {
       if (!run.contains(part)) continue;
       for (const Json& c : run[part]) {
@@ -337,7 +344,8 @@ int main(int argc, char** argv) {
   if (!parse_args(argc, argv, &a)) {
     std::fprintf(stderr,
                  "usage: codec_bench [--preset small] [--tokens 4096] [--kv f32,bf16] "
-                 "[--codec-threads 1,2] [--repeats 3] [--threads 0] [--seed 1] [--quick] "
+                 "[--codec-threads 1,2] [--repeats 3] [--threads 0] [--segment-kib N] [--seed 1] "
+                 "[--quick] "
                  "[--check]\n");
     return 2;
   }
@@ -356,5 +364,5 @@ int main(int argc, char** argv) {
               {"run_s", double(core::now_ns() - t0) * 1e-9},
               {"runs", runs}};
   std::printf("%s\n", doc.dump(2).c_str());
-  return a.check && !check(doc) ? 1 : 0;
+  return a.check && !check(a, doc) ? 1 : 0;
 }

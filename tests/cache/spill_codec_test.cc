@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/isa.h"
 #include "core/rng.h"
 #include "core/state_layout.h"
 #include "engine/engine.h"
@@ -145,6 +146,22 @@ TEST(SpillCodec, PlanesBeatTheSameZstdOnInterleavedBytes) {
   const size_t interleaved = round_trip(SpillCodecKind::kZstd, data, 1, nullptr).size();
   const size_t planes = round_trip(SpillCodecKind::kZstd, data, 4, nullptr).size();
   EXPECT_LT(planes, interleaved);
+}
+
+// The byte planes run vectorized (AVX2) or as plain x86-64 code by the active ISA: the same
+// frame either way, decodable by the other.
+TEST(SpillCodec, ScalarAndVectorPlanesMakeTheSameFrame) {
+  SpillCodecOptions o;
+  o.segment_bytes = 64 << 10;
+  const core::Isa was = core::active_isa();
+  for (size_t e : {size_t(2), size_t(3), size_t(4), size_t(8)}) {
+    const auto data = float_like(300007, e + 20);
+    const auto vector_frame = round_trip(SpillCodecKind::kZstd, data, e, nullptr, o);
+    core::set_active_isa(core::Isa::kScalar);
+    const auto scalar_frame = round_trip(SpillCodecKind::kZstd, data, e, nullptr, o);
+    core::set_active_isa(was);
+    EXPECT_EQ(scalar_frame, vector_frame) << "e=" << e;
+  }
 }
 
 // Rows and sections of a tiny qwen35 engine after a real prefill, for f32 and bf16 KV.

@@ -230,6 +230,7 @@ Json measure_tier(const Args& a, server::ServedModel& model, const std::string& 
   server::CacheOptions co;
   co.disk_root = root;
   if (a.quick) co.disk.admission.min_tokens = 1024;
+  co.spill = false;  // the tier alone: the spill has its own figures
   core::PosixFs fs;
 
   // Random ids: the tier and the engine care about positions and bits, not meaning.
@@ -245,13 +246,13 @@ Json measure_tier(const Args& a, server::ServedModel& model, const std::string& 
   req.session = "disk-bench-writer";
   req.head_end = head_tokens;
   engine::PrefillOptions po;
-  po.extra_lines = (*writer)->plan_writes(req);
+  po.extra_lines = writer->tier->plan_writes(req);
   if (po.extra_lines.empty()) return {{"error", "admission planned no lines"}};
   int64_t prefill_end_ns = 0;
   po.on_anchor = [&](int64_t position, bool is_end) {
-    if (!is_end) (*writer)->on_line(engine, position);
+    if (!is_end) writer->tier->on_line(engine, position);
     if (is_end) {
-      (*writer)->after_prefill(engine);
+      writer->tier->after_prefill(engine);
       prefill_end_ns = core::now_ns();
     }
   };
@@ -260,30 +261,30 @@ Json measure_tier(const Args& a, server::ServedModel& model, const std::string& 
   if (core::Status s = engine.prefill(prompt, po); !s.is_ok()) return {{"error", s.to_string()}};
   const double prefill_s = seconds_since(t_prefill);
   if (prefill_end_ns == 0) prefill_end_ns = core::now_ns();
-  (*writer)->flush();
+  writer->tier->flush();
   const double write_s = seconds_since(prefill_end_ns);
   const std::vector<float> cold_logits(engine.logits().begin(), engine.logits().end());
-  const cache::DiskTierStats ws = (*writer)->stats();
-  writer->reset();  // the old process ends
+  const cache::DiskTierStats ws = writer->tier->stats();
+  writer->tier.reset();  // the old process ends
 
   // A restart: a new tier over the same directory, a new session with the same head.
   auto reader = server::open_disk_tier(fs, co, model);
   if (!reader) return {{"error", reader.error().to_string()}};
-  const cache::ResumeOffer offer = (*reader)->offer(prompt, "disk-bench-reader");
+  const cache::ResumeOffer offer = reader->tier->offer(prompt, "disk-bench-reader");
   if (offer.source != cache::ResumeSource::kDisk || offer.resume_at <= 0)
     return {{"error", "no disk offer after the restart"}};
   Json restores = Json::array();
   std::vector<double> rates;
   int64_t read_bytes = 0;
   for (int64_t r = 0; r < a.repeats; ++r) {
-    const int64_t before = (*reader)->stats().read_bytes;
-    (*reader)->fence(0);
+    const int64_t before = reader->tier->stats().read_bytes;
+    reader->tier->fence(0);
     engine.reset();
     const int64_t t0 = core::now_ns();
-    if (core::Status s = (*reader)->restore(engine, prompt, offer, 0); !s.is_ok())
+    if (core::Status s = reader->tier->restore(engine, prompt, offer, 0); !s.is_ok())
       return {{"error", "restore: " + s.to_string()}};
     const double s_taken = seconds_since(t0);
-    read_bytes = (*reader)->stats().read_bytes - before;
+    read_bytes = reader->tier->stats().read_bytes - before;
     rates.push_back(double(read_bytes) / s_taken * 1e-9);
     restores.push_back({{"s", s_taken}, {"gb_per_s", rates.back()}});
   }
@@ -316,7 +317,7 @@ Json measure_tier(const Args& a, server::ServedModel& model, const std::string& 
   }
   std::vector<double> sorted = rates;
   std::sort(sorted.begin(), sorted.end());
-  const cache::DiskTierStats rs = (*reader)->stats();
+  const cache::DiskTierStats rs = reader->tier->stats();
   return {
       {"prompt_tokens", n},
       {"head_tokens", head_tokens},

@@ -31,10 +31,12 @@ inline constexpr uint64_t kMaxHeaderLength = 256 * kCacheFileAlign;
 inline constexpr uint64_t kMaxSections = 1024;
 
 enum class CacheFileKind : uint32_t {
-  kChunk = 1,   // rows [begin, end) of every view and those token ids
-  kAnchor = 2,  // every section at one position, with the keys of the chunks below it
-  kCounts = 3,  // the admission counts (traffic: line hashes and how often read cold)
-  kWrites = 4,  // the write guard's bytes written per day
+  kChunk = 1,          // rows [begin, end) of every view and those token ids
+  kAnchor = 2,         // every section at one position, with the keys of the chunks below it
+  kCounts = 3,         // the admission counts (traffic: line hashes and how often read cold)
+  kWrites = 4,         // the write guard's bytes written per day
+  kSpillManifest = 5,  // a session spill entry: its token ids, blocks, anchors and sums
+  kSpillBlock = 6,     // rows [begin, end) of every view as spill codec frames, and the ids
 };
 
 constexpr uint64_t round_up_to_align(uint64_t n) {

@@ -134,6 +134,7 @@ core::Status ResidentPrefix::restore(engine::Engine& engine, const ResumeOffer& 
     case ResumeSource::kCold:
     case ResumeSource::kStore:  // another tier restores after begin()
     case ResumeSource::kDisk:
+    case ResumeSource::kSpill:
     case ResumeSource::kResponse:
       break;
   }
@@ -205,6 +206,7 @@ core::Status ResidentPrefix::check_offer(std::span<const int32_t> prompt,
     case ResumeSource::kCold:
     case ResumeSource::kStore:
     case ResumeSource::kDisk:
+    case ResumeSource::kSpill:
     case ResumeSource::kResponse:
       break;
   }
@@ -258,6 +260,7 @@ void ResidentPrefix::adopt(std::span<const int32_t> prompt, std::string_view ses
       break;
     case ResumeSource::kStore:
     case ResumeSource::kDisk:
+    case ResumeSource::kSpill:
     case ResumeSource::kPark:
     case ResumeSource::kResponse:
     case ResumeSource::kCold:
@@ -314,6 +317,7 @@ void ResidentPrefix::count_start(const ResumeOffer& chosen) {
     case ResumeSource::kCold:
     case ResumeSource::kStore:
     case ResumeSource::kDisk:
+    case ResumeSource::kSpill:
     case ResumeSource::kResponse:
       break;
   }
@@ -474,6 +478,44 @@ void ResidentPrefix::keep_or_drop_park(std::span<const int32_t> prompt, int64_t 
   if (from >= p.begin) return;
   if (common_prefix(prompt, p.tokens) >= p.begin && exact_resume && p.begin <= p.taint) return;
   park_.clear();
+}
+
+bool ResidentPrefix::keeps_conversation(std::span<const int32_t> prompt, std::string_view session,
+                                        const ResumeOffer& chosen) const {
+  const int64_t n = int64_t(tokens_.size());
+  const int64_t m = int64_t(prompt.size());
+  const bool in_place =
+      chosen.source == ResumeSource::kAnchor || chosen.source == ResumeSource::kEnd;
+  const int64_t from = in_place ? chosen.resume_at : 0;
+  if (!end_.held() || from >= end_.position()) return true;
+  if (chosen.source == ResumeSource::kPark)  // swap_park parks what it replaces
+    return park_.held() && plan_park(park_.contents().begin).with_end;
+  if (n > 0 && m <= opts_.guest_max_tokens && 4 * m < n) return true;  // begin_guest
+  const int64_t c = common_prefix(tokens_, prompt);
+  if (c >= n) return true;
+  // prepare_replacement's choice: a pin keeps only the head, a park may hold it all.
+  const bool keys = !session.empty() && !session_.empty();
+  const bool same_session = keys && session == session_;
+  const bool shares_nothing = anchors_.largest_at_or_below(c) == nullptr;
+  if ((shares_nothing && (same_session || !keys)) || same_session) return false;
+  return plan_park(from).with_end;
+}
+
+std::vector<const SectionCopy*> ResidentPrefix::anchor_copies() const {
+  std::vector<const SectionCopy*> out;
+  for (int64_t p : anchors_.positions()) out.push_back(anchors_.at(p));
+  return out;
+}
+
+void ResidentPrefix::adopt_conversation(engine::Engine& engine, std::span<const int32_t> tokens,
+                                        std::string_view session, int64_t taint,
+                                        std::vector<HiddenSpan> hidden) {
+  clear();
+  learn(engine);
+  tokens_.assign(tokens.begin(), tokens.end());
+  session_.assign(session);
+  taint_ = taint;
+  end_.keep(SectionCopy::capture(engine), std::move(hidden));
 }
 
 void ResidentPrefix::on_anchor(engine::Engine& engine, int64_t position, bool is_end) {

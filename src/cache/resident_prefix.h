@@ -184,6 +184,18 @@ class ResidentPrefix final : public OfferSource {
   // Drops everything (a guest's stash too: call finish_request first to keep the rows).
   void clear();
 
+  // For the session spill (docs/session-spill.md). Whether begin() with this prompt and offer
+  // keeps the conversation in place up to its end anchor somewhere in RAM: a guest, a
+  // continuation, or a park that holds it to its end. False: its rows from `from` are lost.
+  bool keeps_conversation(std::span<const int32_t> prompt, std::string_view session,
+                          const ResumeOffer& chosen) const;
+  // The body anchors in place (ascending), for a save of the conversation.
+  std::vector<const SectionCopy*> anchor_copies() const;
+  // Another tier wrote a whole conversation into the idle engine (rows [0, tokens.size()) and
+  // the sections there): it becomes the conversation in place, its end anchor at its end.
+  void adopt_conversation(engine::Engine& engine, std::span<const int32_t> tokens,
+                          std::string_view session, int64_t taint, std::vector<HiddenSpan> hidden);
+
   // In the shedding order: body anchors, end anchor, guest stash, park, pin.
   std::vector<CacheLevel*> levels();
   ResidentStats stats() const;

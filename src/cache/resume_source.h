@@ -21,6 +21,7 @@ enum class ResumeSource : uint8_t {
   kPark,      // the parked session
   kStore,     // a state store snapshot
   kDisk,      // a disk tier anchor and its chunks
+  kSpill,     // a session spill entry: a whole conversation on the disk
   kResponse,  // a whole response from the response cache (no engine work)
 };
 
@@ -31,12 +32,14 @@ enum class ResumeTier : uint8_t {
   kRamPark,      // rows kept aside in RAM: pin, park
   kRamSnapshot,  // the state store
   kDisk,         // the disk tier
+  kSpill,        // the session spill
   kResponse,     // the response cache
 };
 
-inline constexpr std::array<ResumeSource, 8> kAllResumeSources = {
-    ResumeSource::kCold, ResumeSource::kAnchor, ResumeSource::kEnd,  ResumeSource::kPin,
-    ResumeSource::kPark, ResumeSource::kStore,  ResumeSource::kDisk, ResumeSource::kResponse};
+inline constexpr std::array<ResumeSource, 9> kAllResumeSources = {
+    ResumeSource::kCold, ResumeSource::kAnchor, ResumeSource::kEnd,
+    ResumeSource::kPin,  ResumeSource::kPark,   ResumeSource::kStore,
+    ResumeSource::kDisk, ResumeSource::kSpill,  ResumeSource::kResponse};
 
 constexpr ResumeTier tier_of(ResumeSource s) {
   switch (s) {
@@ -52,6 +55,8 @@ constexpr ResumeTier tier_of(ResumeSource s) {
       return ResumeTier::kRamSnapshot;
     case ResumeSource::kDisk:
       return ResumeTier::kDisk;
+    case ResumeSource::kSpill:
+      return ResumeTier::kSpill;
     case ResumeSource::kResponse:
       return ResumeTier::kResponse;
   }
@@ -74,6 +79,8 @@ constexpr std::string_view name(ResumeSource s) {
       return "store";
     case ResumeSource::kDisk:
       return "disk";
+    case ResumeSource::kSpill:
+      return "spill";
     case ResumeSource::kResponse:
       return "response";
   }
@@ -92,6 +99,8 @@ constexpr std::string_view name(ResumeTier t) {
       return "ram_snapshot";
     case ResumeTier::kDisk:
       return "disk_tier";
+    case ResumeTier::kSpill:
+      return "nvme_spill";
     case ResumeTier::kResponse:
       return "response";
   }

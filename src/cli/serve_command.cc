@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cache/budget.h"
+#include "cache/session_spill.h"
 #include "cli/flags.h"
 #include "cli/model_source.h"
 #include "core/clock.h"
@@ -86,6 +87,9 @@ struct ServeArgs {
   int64_t disk_head_anchors = kDisk.admission.head_anchors;
   int64_t disk_min_tokens = kDisk.admission.min_tokens;
   double disk_write_budget_gb = double(cache::WriteGuardOptions{}.budget_bytes) / 1e9;
+  // The session spill (docs/session-spill.md), in the disk cache's sessions/ directory.
+  double spill_gb = gib(cache::SessionSpillOptions{}.budget_bytes);
+  int64_t spill_min_tokens = cache::SessionSpillOptions{}.min_tokens;
   double mem_ceiling_gib = 0.0;
   double mem_peak_gib = 0.0;
   double reserve_slack_gib = 0.0;
@@ -168,6 +172,10 @@ FlagSet make_flags(ServeArgs* a) {
   f.add_double(
       "disk-write-budget-gb", &a->disk_write_budget_gb,
       "GB the disk tiers may write per local day before they write less (the drive's life)");
+  f.add_double("spill-gb", &a->spill_gb,
+               "GiB of whole conversations the session spill keeps on the disk (0: no spill)");
+  f.add_int("spill-min-tokens", &a->spill_min_tokens,
+            "a conversation another session displaces is spilled from this many tokens");
   f.add_double("mem-ceiling-gib", &a->mem_ceiling_gib,
                "GiB engine and caches may hold between requests (0: 70/128 of the RAM)");
   f.add_double("mem-peak-gib", &a->mem_peak_gib,
@@ -265,6 +273,7 @@ std::string check_cache_args(const ServeArgs& a, server::CacheOptions* c) {
       {"--disk-min-free-gb", a.disk_min_free_gb, kGiB, &c->disk.min_free_bytes},
       {"--disk-ttl-days", a.disk_ttl_days, 86400, &c->disk.ttl_s},
       {"--disk-write-budget-gb", a.disk_write_budget_gb, 1000000000, &c->write_guard.budget_bytes},
+      {"--spill-gb", a.spill_gb, kGiB, &c->spill_options.budget_bytes},
   };
   for (const auto& s : sizes)
     if (!to_bytes(s.value, s.unit, s.out)) return std::string(s.flag) + " must be >= 0";
@@ -274,6 +283,9 @@ std::string check_cache_args(const ServeArgs& a, server::CacheOptions* c) {
   c->disk.admission.admit_after = int(a.disk_admit_after);
   c->disk.admission.head_anchors = int(a.disk_head_anchors);
   c->disk.admission.min_tokens = a.disk_min_tokens;
+  if (a.spill_min_tokens < 1) return "--spill-min-tokens must be >= 1";
+  c->spill_options.min_tokens = a.spill_min_tokens;
+  c->spill = c->spill_options.budget_bytes > 0;
   if (a.disk_cache == "off" || a.no_cache) {
     c->disk_root.clear();
   } else {

@@ -72,6 +72,9 @@ Json to_json(const CacheStats& s) {
   Json disk = Json{{"enabled", s.disk_enabled}};
   if (s.disk_enabled) disk.update(fields_json(s.disk));
   j["disk"] = std::move(disk);
+  Json spill = Json{{"enabled", s.spill_enabled}};
+  if (s.spill_enabled) spill.update(fields_json(s.spill));
+  j["spill"] = std::move(spill);
   return j;
 }
 
@@ -81,6 +84,7 @@ void append_prometheus(const CacheStats& s, std::string* out) {
   series(out, "store", s.store);
   series(out, "response", s.response);
   series(out, "memory", s.memory);
+  if (s.spill_enabled) series(out, "spill", s.spill, "anchorage_");
   if (s.disk_enabled) {
     series(out, "disk", s.disk, "anchorage_");
     // Cache files refused, by tier and by the check that caught them (docs/style.md §3).

@@ -16,6 +16,7 @@
 #include "cache/disk_tier.h"
 #include "cache/resident_prefix.h"
 #include "cache/response_cache.h"
+#include "cache/session_spill.h"
 #include "cache/stat_field.h"
 #include "cache/state_store.h"
 #include "server/served_prompt.h"
@@ -70,6 +71,8 @@ struct CacheStats {
   double planner_tokens_per_s = 0.0;
   int64_t planner_measured_prefills = 0;
   bool disk_enabled = false;
+  bool spill_enabled = false;
+  cache::SessionSpillStats spill;
   cache::DiskTierStats disk;
   bool write_guard_enabled = false;
   cache::WriteGuardStats write_guard;

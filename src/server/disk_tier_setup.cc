@@ -40,9 +40,8 @@ std::string default_disk_root() {
   return {};
 }
 
-core::Result<std::unique_ptr<cache::DiskTier>> open_disk_tier(core::Fs& fs,
-                                                              const CacheOptions& options,
-                                                              const ServedModel& model) {
+core::Result<DiskTiers> open_disk_tier(core::Fs& fs, const CacheOptions& options,
+                                       const ServedModel& model) {
   if (options.disk_root.empty()) return core::Status::invalid_argument("disk tier: no directory");
   auto fingerprint = cache::compute_fingerprint(fs, *model.engine, model.weights);
   if (!fingerprint) return fingerprint.error().with_prefix("disk tier fingerprint: ");
@@ -57,6 +56,26 @@ core::Result<std::unique_ptr<cache::DiskTier>> open_disk_tier(core::Fs& fs,
   cache::DiskTierOptions disk = options.disk;
   disk.guard =
       std::shared_ptr<cache::WriteGuard>(cache::WriteGuard::open(root->get(), options.write_guard));
+  DiskTiers tiers;
+  if (options.spill) {
+    cache::SessionSpillOptions so = options.spill_options;
+    so.guard = disk.guard;
+    auto sessions = cache::LocalDirStore::open(fs, core::path_join(options.disk_root, "sessions"));
+    auto spill = sessions ? cache::SessionSpill::open(std::move(*sessions), fingerprint->hex,
+                                                      model.engine->layout(),
+                                                      model.engine->exact_granularity(), so)
+                          : core::Result<std::unique_ptr<cache::SessionSpill>>(sessions.error());
+    if (spill) {
+      const cache::SessionSpillStats st = (*spill)->stats();
+      core::log(core::LogLevel::kInfo,
+                "session spill: %s/sessions, %lld entries (%.2f GiB), %lld files swept",
+                options.disk_root.c_str(), (long long)st.entries,
+                double(st.bytes) / double(1 << 30), (long long)st.swept_files);
+      tiers.spill = std::move(*spill);
+    } else {
+      core::log(core::LogLevel::kWarn, "session spill off: %s", spill.error().to_string().c_str());
+    }
+  }
   auto store = cache::LocalDirStore::open(fs, core::path_join(options.disk_root, "disk"));
   if (!store) return store.error();
   const int removed = (*store)->removed_tmp_files();
@@ -67,14 +86,15 @@ core::Result<std::unique_ptr<cache::DiskTier>> open_disk_tier(core::Fs& fs,
     (*tier)->keep_alive(std::move(*lock));
   }
   if (!tier) return tier.error();
-  const cache::DiskTierStats st = (*tier)->stats();
+  tiers.tier = std::move(*tier);
+  const cache::DiskTierStats st = tiers.tier->stats();
   core::log(core::LogLevel::kInfo,
             "disk tier: %s/disk, fingerprint %.12s, %lld anchors and %lld chunks (%.2f GiB), "
             "%lld files of other fingerprints swept, %d unfinished writes removed",
             options.disk_root.c_str(), fingerprint->hex.c_str(), (long long)st.anchors,
             (long long)st.chunks, double(st.bytes) / double(1 << 30), (long long)st.swept_files,
             removed);
-  return tier;
+  return tiers;
 }
 
 }  // namespace anchorage::server

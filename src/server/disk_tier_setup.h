@@ -1,6 +1,6 @@
-// open_disk_tier: the disk tier a server runs, from its cache options and model: the root
-// directory (created 0700), the model's fingerprint (weights by content, the architecture's
-// manifest, the grid), and the tier's own directory <root>/disk opened over `fs`.
+// open_disk_tier: the disk tier and the session spill a server runs, from its cache options and
+// model: the root directory (created 0700), the model's fingerprint (weights by content, the
+// architecture's manifest, the grid), and the tier's own directory <root>/disk opened over `fs`.
 #pragma once
 
 #include <memory>
@@ -15,9 +15,10 @@
 
 namespace anchorage::server {
 
-core::Result<std::unique_ptr<cache::DiskTier>> open_disk_tier(core::Fs& fs,
-                                                              const CacheOptions& options,
-                                                              const ServedModel& model);
+// With options.spill, the session spill too, in <root>/sessions (docs/session-spill.md); a spill
+// that cannot open leaves the tier running without it (logged).
+core::Result<DiskTiers> open_disk_tier(core::Fs& fs, const CacheOptions& options,
+                                       const ServedModel& model);
 
 // The file system the disk tier writes through: PosixFs, or — when the environment variable
 // ANCHORAGE_FS_CRASH_AT=<point>:<k> is set (a crash test's seam, docs/disk-tier.md "Crash

@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "server/generation_job.h"
 #include "text/tokenizer.h"
@@ -75,6 +76,80 @@ EngineCaches::~EngineCaches() {
 void EngineCaches::attach_disk_tier(std::unique_ptr<cache::DiskTier> disk) {
   disk_ = std::move(disk);
   if (disk_) planner_.add_source(disk_.get());
+  publish_stats();
+}
+
+void EngineCaches::attach_disk_tier(DiskTiers tiers) {
+  attach_disk_tier(std::move(tiers.tier));
+  spill_ = std::move(tiers.spill);
+  if (spill_) {
+    planner_.add_source(spill_.get());
+    read_back_resident();
+  }
+  publish_stats();
+}
+
+// The conversation the last drain saved comes back before the first request: its rows, its end
+// anchor and what the end alignment needs, as if the process had never stopped.
+void EngineCaches::read_back_resident() {
+  if (spill_->resident_tokens().empty()) return;
+  const int64_t t0 = core::now_ns();
+  auto r = spill_->restore_resident(engine_);
+  if (!r) {
+    engine_.reset();
+    core::ignore_status(r.error(), "cache: the spill's resident conversation was not read back");
+    return;
+  }
+  resident_.adopt_conversation(engine_, r->tokens, r->session, r->taint, std::move(r->hidden));
+  regions_.clear();
+  for (auto [b, e] : r->regions) regions_.push_back({b, e});
+  core::log(core::LogLevel::kInfo,
+            "session spill: the resident conversation (%zu tokens) read back in %.0f ms",
+            r->tokens.size(), double(core::now_ns() - t0) * 1e-6);
+}
+
+core::Status EngineCaches::save_resident(cache::SpillWrite kind, bool resident) {
+  const cache::EndAnchor& end = resident_.end_anchor();
+  const int64_t e = end.position();
+  if (!spill_ || !end.held() || resident_.guest_active() ||
+      int64_t(resident_.tokens().size()) < e || engine_.length() < e)
+    return core::Status::ok();
+  cache::SpillConversation c;
+  c.tokens = resident_.tokens().first(size_t(e));
+  c.session = std::string(resident_.session());
+  c.taint = resident_.taint();
+  c.end = &end.state();
+  c.anchors = resident_.anchor_copies();
+  c.hidden = end.hidden();
+  for (const text::GeneratedRegion& g : regions_)
+    if (g.end <= e) c.regions.emplace_back(g.begin, g.end);
+  c.resident = resident;
+  return spill_->save(engine_, c, kind);
+}
+
+// A request of another session is about to overwrite a long conversation that no RAM tier
+// keeps to its end: its rows go to the spill first (the seed's "Live conversations").
+void EngineCaches::spill_displaced(std::span<const int32_t> served, const std::string& session,
+                                   const cache::ResumeOffer& chosen) {
+  const cache::EndAnchor& end = resident_.end_anchor();
+  if (!spill_ || !end.held() || end.position() < spill_->options().min_tokens) return;
+  if (!session.empty() && session == resident_.session()) return;
+  if (resident_.keeps_conversation(served, session, chosen)) return;
+  core::ignore_status(save_resident(cache::SpillWrite::kEviction, false),
+                      "cache: a displaced conversation was not spilled");
+}
+
+void EngineCaches::drain() {
+  if (!spill_) return;
+  const cache::EndAnchor& end = resident_.end_anchor();
+  if (end.held() && end.position() >= spill_->options().drain_min_tokens) {
+    const int64_t t0 = core::now_ns();
+    core::Status s = save_resident(cache::SpillWrite::kDrain, true);
+    if (s.is_ok())
+      core::log(core::LogLevel::kInfo, "session spill: drain saved %lld tokens in %.0f ms",
+                (long long)end.position(), double(core::now_ns() - t0) * 1e-6);
+    core::ignore_status(s, "cache: the drain's spill save failed");
+  }
   publish_stats();
 }
 
@@ -151,7 +226,7 @@ cache::ResumeOffer EngineCaches::restore(std::span<const int32_t> served,
   // Rows of the previous prompt the disk tier reads nothing over: this prompt's own, exact.
   const int64_t taint = resident_.taint();
   const int64_t rows_in_place =
-      !disk_ || resident_.guest_active()
+      (!disk_ && !spill_) || resident_.guest_active()
           ? 0
           : std::min(common_prefix(rows_before_, served),
                      taint == cache::ResidentPrefix::kNoTaint ? INT64_MAX : taint);
@@ -162,6 +237,7 @@ cache::ResumeOffer EngineCaches::restore(std::span<const int32_t> served,
         chosen.source == cache::ResumeSource::kAnchor || chosen.source == cache::ResumeSource::kEnd;
     disk_->fence(in_place ? chosen.resume_at : 0);
   }
+  spill_displaced(served, session, chosen);
   if (core::Status s = resident_.begin(engine_, served, session, max_tokens, chosen); !s.is_ok()) {
     // The offer is lost, not the answer: the request starts cold (logged and counted).
     core::ignore_status(s, "cache: resident begin refused its offer; starting cold");
@@ -183,6 +259,13 @@ cache::ResumeOffer EngineCaches::restore(std::span<const int32_t> served,
     case cache::ResumeSource::kDisk:
       if (core::Status s = disk_->restore(engine_, served, chosen, rows_in_place); !s.is_ok()) {
         core::ignore_status(s, "cache: disk restore failed; starting cold");
+        engine_.reset();
+        chosen = cache::ResumeOffer{};
+      }
+      break;
+    case cache::ResumeSource::kSpill:
+      if (core::Status s = spill_->restore(engine_, served, chosen, rows_in_place); !s.is_ok()) {
+        core::ignore_status(s, "cache: spill restore failed; starting cold");
         engine_.reset();
         chosen = cache::ResumeOffer{};
       }
@@ -403,6 +486,7 @@ void EngineCaches::abandon() {
 void EngineCaches::clear(bool disk) {
   if (disk_) disk_->fence(0);
   if (disk_ && disk) disk_->clear(/*counts=*/true);
+  if (spill_ && disk) spill_->clear();
   core::ignore_status(resident_.finish_request(engine_), "cache: resident finish");
   pending_snapshot_.reset();
   resident_.clear();
@@ -413,6 +497,7 @@ void EngineCaches::clear(bool disk) {
 }
 
 void EngineCaches::clear_disk() {
+  if (spill_) spill_->clear();
   if (!disk_) return;
   disk_->clear(/*counts=*/true);
   publish_stats();
@@ -437,6 +522,8 @@ void EngineCaches::publish_stats() {
   s.planner_measured_prefills = planner_.measured_prefills();
   s.disk_enabled = disk_ != nullptr;
   if (disk_) s.disk = disk_->stats();
+  s.spill_enabled = spill_ != nullptr;
+  if (spill_) s.spill = spill_->stats();
   std::lock_guard<std::mutex> lock(stats_mu_);
   stats_ = std::move(s);
 }

@@ -33,6 +33,7 @@
 #include "cache/planner.h"
 #include "cache/resident_prefix.h"
 #include "cache/response_cache.h"
+#include "cache/session_spill.h"
 #include "cache/state_store.h"
 #include "core/status.h"
 #include "engine/engine.h"
@@ -67,6 +68,15 @@ struct CacheOptions {
   std::string disk_root;
   cache::DiskTierOptions disk;
   cache::WriteGuardOptions write_guard;  // --disk-write-budget-gb
+  // The session spill, in <disk_root>/sessions (docs/session-spill.md): --spill off turns it off.
+  bool spill = true;
+  cache::SessionSpillOptions spill_options;
+};
+
+// The tiers on the disk a server runs (either may be null).
+struct DiskTiers {
+  std::unique_ptr<cache::DiskTier> tier;
+  std::unique_ptr<cache::SessionSpill> spill;
 };
 
 // Where a request starts, decided on the engine thread before its prefill.
@@ -101,7 +111,14 @@ class EngineCaches {
   // Adds the disk tier (before the first request): the Planner asks it after every RAM tier,
   // and the request path restores from it, fences its writer and plans its writes.
   void attach_disk_tier(std::unique_ptr<cache::DiskTier> disk);
+  // Adds the disk tier and the session spill; the spill's resident entry (the conversation a
+  // drain saved) is read back into the engine at once, so the first request finds it in place.
+  void attach_disk_tier(DiskTiers tiers);
   cache::DiskTier* disk_tier() { return disk_.get(); }
+  cache::SessionSpill* session_spill() { return spill_.get(); }
+  // The shutdown drain, with the engine idle for good: saves the conversation in place to the
+  // session spill as the resident one.
+  void drain();
 
   // The steps up to the restore: the engine is then at start.resume_at() with the restored
   // state (or reset). ResourceExhausted: the prefill's workspace does not fit the memory peak
@@ -142,6 +159,10 @@ class EngineCaches {
                              int64_t max_tokens, cache::ResumeOffer chosen);
   void start_from(CacheStart* start) const;
   void plan_disk_writes(const GenerationJob& job, const std::string& session, CacheStart* start);
+  void spill_displaced(std::span<const int32_t> served, const std::string& session,
+                       const cache::ResumeOffer& chosen);
+  core::Status save_resident(cache::SpillWrite kind, bool resident);
+  void read_back_resident();
   void settle_snapshot(std::span<const int32_t> served, const std::string& session);
   // After the generation.
   void keep_snapshot(const std::vector<int32_t>& forwarded, const std::string& session);
@@ -158,6 +179,7 @@ class EngineCaches {
   cache::Budget budget_;
   cache::Planner planner_;
   std::unique_ptr<cache::DiskTier> disk_;
+  std::unique_ptr<cache::SessionSpill> spill_;
   // The generated regions of the rows in place (end alignment's "reasoning the client drops").
   std::vector<text::GeneratedRegion> regions_;
   std::vector<int32_t> rows_before_;  // the resident tokens when the request began

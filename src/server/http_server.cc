@@ -326,6 +326,8 @@ void HttpServer::shutdown() {
     drain_cv.notify_all();
     if (cutter.joinable()) cutter.join();
     s.queue.join();
+    // The engine is idle for good: the conversation in place goes to the session spill.
+    if (s.caches) s.caches->drain();
     if (s.drain_hook) s.drain_hook();
     bool entered = false;
     {

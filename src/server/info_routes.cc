@@ -53,6 +53,12 @@ void handle_health(Service& svc, const httplib::Request&, httplib::Response& res
                                                   {"bytes", s.disk.bytes},
                                                   {"writes_stopped", s.disk.write_errors > 0}}
                                            : Json{{"enabled", false}};
+    // The session spill: on, its entries and size.
+    body["cache"]["spill"] = s.spill_enabled ? Json{{"enabled", true},
+                                                    {"entries", s.spill.entries},
+                                                    {"bytes", s.spill.bytes},
+                                                    {"write_errors", s.spill.write_errors}}
+                                             : Json{{"enabled", false}};
     // The day's disk writes against the write guard's budget (docs/disk-tier.md).
     if (s.write_guard_enabled) {
       const cache::WriteGuardStats& w = s.write_guard;

@@ -58,6 +58,7 @@ ServerOptions disk_options(const std::string& root) {
   o.cache.disk_root = root;
   o.cache.disk.admission.min_tokens = 256;
   o.cache.disk.min_free_bytes = 0;
+  o.cache.spill = false;  // the tier alone (http_spill_test.cc has the spill)
   return o;
 }
 

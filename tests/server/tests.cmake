@@ -33,3 +33,9 @@ set_tests_properties(opencode_e2e PROPERTIES TIMEOUT 300)
 add_test(NAME disk_crash COMMAND ${CMAKE_CURRENT_LIST_DIR}/disk_crash_test.sh
                                  $<TARGET_FILE:anchorage> ${ANCHORAGE_DATA_DIR}/qwen3)
 set_tests_properties(disk_crash PROPERTIES TIMEOUT 180)
+
+# The session spill's crash safety with real processes: a server SIGKILLed at every crash point
+# of the file seam while its shutdown drain saves the conversation, then restarted.
+add_test(NAME spill_crash COMMAND ${CMAKE_CURRENT_LIST_DIR}/spill_crash_test.sh
+                                  $<TARGET_FILE:anchorage> ${ANCHORAGE_DATA_DIR}/qwen3)
+set_tests_properties(spill_crash PROPERTIES TIMEOUT 180)

@@ -1,0 +1,752 @@
+#include "cache/session_spill.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <future>
+
+#include <xxhash.h>
+#include <nlohmann/json.hpp>
+
+#include "cache/cache_file.h"
+#include "cache/disk_files.h"
+#include "core/byte_order.h"
+#include "core/clock.h"
+#include "core/log.h"
+
+namespace anchorage::cache {
+namespace {
+
+using core::Reason;
+using core::Status;
+using Sums = std::vector<std::array<uint64_t, 2>>;
+
+constexpr const char* kManifestSuffix = ".manifest";
+constexpr const char* kBlockSuffix = ".block";
+
+std::string block_name(const CacheKey& key) {
+  return key.hex() + kBlockSuffix;
+}
+
+Status corrupt(Reason r, const std::string& what) {
+  return Status::corruption(r, "session spill: " + what);
+}
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+int64_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
+  const size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  return int64_t(i);
+}
+
+template <class Copy>
+Sums copy_sums(const Copy& c) {
+  Sums s;
+  for (size_t i = 0; i < c.parts(); ++i)
+    s.push_back(buffer_sums({static_cast<const std::byte*>(c.part(i)), c.part_bytes(i)}));
+  return s;
+}
+
+// A block's or anchor's file name: the prefix key and the bits' sums, so equal rows of an
+// equal prefix are one file and rows that differ (tainted ones) are another.
+CacheKey content_key(const CacheKey& prefix, const Sums& sums) {
+  std::vector<uint64_t> words = {prefix.lo, prefix.hi};
+  for (const auto& s : sums) words.insert(words.end(), s.begin(), s.end());
+  const XXH128_hash_t h = XXH3_128bits(words.data(), words.size() * sizeof(uint64_t));
+  return CacheKey{h.low64, h.high64};
+}
+
+std::string hex64(uint64_t v) {
+  char buf[20];
+  std::snprintf(buf, sizeof(buf), "%016" PRIx64, v);
+  return buf;
+}
+
+std::optional<uint64_t> parse_hex64(const nlohmann::json& v) {
+  if (!v.is_string()) return std::nullopt;
+  const std::string s = v.get<std::string>();
+  if (s.size() != 16) return std::nullopt;
+  uint64_t out = 0;
+  for (char c : s) {
+    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) return std::nullopt;
+    out = out << 4 | uint64_t(d);
+  }
+  return out;
+}
+
+nlohmann::json sums_json(const Sums& sums) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& s : sums) a.push_back({hex64(s[0]), hex64(s[1])});
+  return a;
+}
+
+std::optional<Sums> parse_sums(const nlohmann::json& v, size_t count) {
+  if (!v.is_array() || v.size() != count) return std::nullopt;
+  Sums out;
+  for (const nlohmann::json& p : v) {
+    if (!p.is_array() || p.size() != 2) return std::nullopt;
+    auto a = parse_hex64(p[0]);
+    auto b = parse_hex64(p[1]);
+    if (!a || !b) return std::nullopt;
+    out.push_back({*a, *b});
+  }
+  return out;
+}
+
+std::optional<std::vector<std::pair<int64_t, int64_t>>> parse_pairs(const nlohmann::json& v,
+                                                                    int64_t n) {
+  if (!v.is_array()) return std::nullopt;
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const nlohmann::json& p : v) {
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || !p[1].is_number_integer())
+      return std::nullopt;
+    const int64_t b = p[0].get<int64_t>(), e = p[1].get<int64_t>();
+    if (b < 0 || e < b || e > n) return std::nullopt;
+    out.emplace_back(b, e);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::array<uint64_t, 2> buffer_sums(std::span<const std::byte> data) {
+  uint64_t plain = 0, weighted = 0;
+  const size_t words = data.size() / 4;
+  const std::byte* p = data.data();
+  for (size_t i = 0; i < words; ++i) {
+    const uint64_t w = core::get_u32le(p + 4 * i);
+    plain += w;
+    weighted += uint64_t(i + 1) * w;
+  }
+  if (const size_t tail = data.size() % 4; tail != 0) {
+    std::byte last[4] = {};
+    std::memcpy(last, p + 4 * words, tail);
+    const uint64_t w = core::get_u32le(last);
+    plain += w;
+    weighted += uint64_t(words + 1) * w;
+  }
+  return {plain, weighted};
+}
+
+SessionSpill::SessionSpill(std::unique_ptr<BlobStore> store, std::string fingerprint,
+                           const core::StateLayout& layout, int64_t granularity,
+                           SessionSpillOptions options)
+    : store_(std::move(store)),
+      fingerprint_(std::move(fingerprint)),
+      layout_(layout),
+      granularity_(std::max<int64_t>(1, granularity)),
+      options_(std::move(options)) {
+  if (options_.codec_threads > 1) pool_ = std::make_unique<SpillCodecPool>(options_.codec_threads);
+}
+
+core::Result<std::unique_ptr<SessionSpill>> SessionSpill::open(std::unique_ptr<BlobStore> store,
+                                                               std::string fingerprint,
+                                                               const core::StateLayout& layout,
+                                                               int64_t granularity,
+                                                               SessionSpillOptions options) {
+  if (options.block_rows <= 0 || options.anchors < 1)
+    return Status::invalid_argument("session spill: block_rows and anchors must be positive");
+  std::unique_ptr<SessionSpill> s(new SessionSpill(std::move(store), std::move(fingerprint), layout,
+                                                   granularity, std::move(options)));
+  if (Status st = s->scan(); !st.is_ok()) return st;
+  return s;
+}
+
+int64_t SessionSpill::now_s() const {
+  if (options_.now_s) return options_.now_s();
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool SessionSpill::exact_at(int64_t pos, int64_t taint) const {
+  return pos % granularity_ == 0 && pos <= taint;
+}
+
+// An entry per session; without a session key, per conversation head (its first block's
+// tokens), so the next turn of a keyless conversation replaces its previous save.
+std::string SessionSpill::entry_id(std::string_view session,
+                                   std::span<const int32_t> tokens) const {
+  if (!session.empty()) return "s" + std::string(session);
+  const size_t head = size_t(std::min<int64_t>(int64_t(tokens.size()), options_.block_rows));
+  return "h" + hex64(XXH3_64bits(tokens.data(), head * sizeof(int32_t)));
+}
+
+Status SessionSpill::scan() {
+  auto names = store_->list();
+  if (!names) return names.error();
+  const int64_t now = now_s();
+  for (const std::string& name : *names) {
+    if (!ends_with(name, kManifestSuffix)) continue;
+    auto e = read_manifest(name);
+    bool missing = false;
+    if (e) {
+      for (const Block& b : e->blocks) missing = missing || !store_->exists(block_name(b.key));
+      for (const Anchor& a : e->anchors) missing = missing || !store_->exists(anchor_name(a.key));
+    }
+    const bool stale = e && now - e->used_s > options_.ttl_s;
+    if (!e || missing || stale) {
+      if (!e) ANCHORAGE_LOG_INFO("session spill: %s", e.error().to_string().c_str());
+      (void)store_->remove(name);  // an unreadable manifest is swept (the open goes on)
+      ++(stale ? counts_.evictions : counts_.swept_files);
+      continue;
+    }
+    const std::string id = e->id;
+    entries_[id] = std::move(*e);
+  }
+  for (auto& [id, e] : entries_) {
+    e.bytes = 0;
+    auto count = [&](const std::string& name) {
+      if (file_refs_[name]++ == 0) {
+        auto size = store_->size(name);
+        file_bytes_[name] = size ? *size : 0;
+      }
+      e.bytes += int64_t(file_bytes_[name]);
+    };
+    for (const Block& b : e.blocks) count(block_name(b.key));
+    for (const Anchor& a : e.anchors) count(anchor_name(a.key));
+    auto m = store_->size(id + kManifestSuffix);
+    e.bytes += m ? int64_t(*m) : 0;
+  }
+  remove_unlisted(*names);
+  evict("");
+  return Status::ok();
+}
+
+// Blocks and anchors no manifest lists: a save a crash interrupted, or an entry's leftovers.
+void SessionSpill::remove_unlisted(const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    if (ends_with(name, kManifestSuffix)) continue;
+    CacheKey key;
+    bool is_anchor = false;
+    const bool ours = parse_blob_name(name, &key, &is_anchor) ||
+                      (ends_with(name, kBlockSuffix) &&
+                       CacheKey::from_hex(name.substr(0, name.size() - 6)).has_value());
+    if (ours && file_refs_.count(name) != 0) continue;
+    if (ours || ends_with(name, ".tmp")) {
+      (void)store_->remove(name);  // best effort: a stray kept is swept at the next open
+      ++counts_.swept_files;
+    }
+  }
+}
+
+core::Result<SessionSpill::Entry> SessionSpill::read_manifest(const std::string& name) {
+  auto file = store_->open(name);
+  if (!file) return file.error();
+  auto f = CacheFile::open(std::move(*file), CacheFileKind::kSpillManifest);
+  if (!f) return f.error();
+  const nlohmann::json& m = f->meta();
+  auto bad = [](const char* what) { return corrupt(Reason::kLengthRange, what); };
+  if (!m.contains("fingerprint") || !m["fingerprint"].is_string())
+    return bad("a manifest without a fingerprint");
+  if (m["fingerprint"].get<std::string>() != fingerprint_)
+    return corrupt(Reason::kFingerprint, "another engine's entry");
+  Entry e;
+  auto str = [&](const char* k, std::string* out) {
+    if (!m.contains(k) || !m[k].is_string()) return false;
+    *out = m[k].get<std::string>();
+    return true;
+  };
+  auto i64 = [&](const char* k, int64_t* out) {
+    if (!m.contains(k) || !m[k].is_number_integer()) return false;
+    *out = m[k].get<int64_t>();
+    return true;
+  };
+  int64_t n = 0, taint = -1;
+  if (!str("entry", &e.id) || !str("session", &e.session) || !i64("tokens", &n) ||
+      !i64("taint", &taint) || !i64("saved", &e.saved_s) || !i64("used", &e.used_s) ||
+      !m.contains("resident") || !m["resident"].is_boolean() || n <= 0 ||
+      e.id + kManifestSuffix != name)
+    return bad("a manifest's fields are malformed");
+  e.resident = m["resident"].get<bool>();
+  e.taint = taint < 0 ? INT64_MAX : taint;
+  if (f->sections().size() != 1 || f->sections()[0].name != "tokens" ||
+      f->sections()[0].dtype != "i32" || f->sections()[0].length != uint64_t(n) * 4)
+    return corrupt(Reason::kLayout, "a manifest's token section");
+  std::vector<std::byte> raw(size_t(n) * 4);
+  if (Status s = f->read_section(0, raw); !s.is_ok()) return s;
+  e.tokens.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i)
+    e.tokens[size_t(i)] = int32_t(core::get_u32le(raw.data() + 4 * i));
+  auto hidden = parse_pairs(m.value("hidden", nlohmann::json()), n);
+  auto regions = parse_pairs(m.value("regions", nlohmann::json()), n);
+  if (!hidden || !regions) return bad("a manifest's spans are malformed");
+  for (auto [b, x] : *hidden) e.hidden.push_back({b, x});
+  e.regions = *regions;
+  if (!m.contains("blocks") || !m["blocks"].is_array() || !m.contains("anchors") ||
+      !m["anchors"].is_array() || m["anchors"].empty())
+    return bad("a manifest's lists are malformed");
+  int64_t at = 0;
+  for (const nlohmann::json& b : m["blocks"]) {
+    Block blk;
+    auto key = b.contains("key") && b["key"].is_string()
+                   ? CacheKey::from_hex(b["key"].get<std::string>())
+                   : std::nullopt;
+    auto sums = b.contains("sums") ? parse_sums(b["sums"], layout_.views.size()) : std::nullopt;
+    if (!key || !sums || !b.contains("end") || !b["end"].is_number_integer())
+      return bad("a manifest's block is malformed");
+    blk.key = *key;
+    blk.sums = std::move(*sums);
+    blk.begin = at;
+    blk.end = b["end"].get<int64_t>();
+    if (blk.end <= blk.begin || blk.end > n) return bad("a manifest's block rows");
+    at = blk.end;
+    e.blocks.push_back(std::move(blk));
+  }
+  if (at != n) return bad("a manifest's blocks do not cover its tokens");
+  int64_t last = 0;
+  for (const nlohmann::json& a : m["anchors"]) {
+    Anchor anc;
+    auto sums = a.contains("sums") ? parse_sums(a["sums"], layout_.sections.size()) : std::nullopt;
+    if (!sums || !a.contains("position") || !a["position"].is_number_integer())
+      return bad("a manifest's anchor is malformed");
+    anc.position = a["position"].get<int64_t>();
+    anc.sums = std::move(*sums);
+    auto blk = std::find_if(e.blocks.begin(), e.blocks.end(),
+                            [&](const Block& b) { return b.end == anc.position; });
+    if (anc.position <= last || blk == e.blocks.end())
+      return bad("a manifest's anchor is not at a block's end");
+    anc.key = blk->key;
+    last = anc.position;
+    e.anchors.push_back(std::move(anc));
+  }
+  if (last != n) return bad("a manifest's last anchor is not at its end");
+  return e;
+}
+
+Status SessionSpill::put_manifest(const Entry& e) {
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const Block& b : e.blocks)
+    blocks.push_back({{"key", b.key.hex()}, {"end", b.end}, {"sums", sums_json(b.sums)}});
+  nlohmann::json anchors = nlohmann::json::array();
+  for (const Anchor& a : e.anchors)
+    anchors.push_back({{"position", a.position}, {"sums", sums_json(a.sums)}});
+  nlohmann::json hidden = nlohmann::json::array();
+  for (const HiddenSpan& h : e.hidden) hidden.push_back({h.begin, h.end});
+  nlohmann::json regions = nlohmann::json::array();
+  for (auto [b, x] : e.regions) regions.push_back({b, x});
+  nlohmann::json meta = {{"fingerprint", fingerprint_},
+                         {"entry", e.id},
+                         {"session", e.session},
+                         {"tokens", int64_t(e.tokens.size())},
+                         {"taint", e.taint == INT64_MAX ? int64_t(-1) : e.taint},
+                         {"resident", e.resident},
+                         {"saved", e.saved_s},
+                         {"used", e.used_s},
+                         {"hidden", hidden},
+                         {"regions", regions},
+                         {"blocks", blocks},
+                         {"anchors", anchors}};
+  std::vector<std::byte> raw(e.tokens.size() * 4);
+  for (size_t i = 0; i < e.tokens.size(); ++i)
+    core::put_u32le(raw.data() + 4 * i, uint32_t(e.tokens[i]));
+  CacheFileWriter w(CacheFileKind::kSpillManifest, prefix_key(fingerprint_, e.tokens),
+                    std::move(meta));
+  w.add_section("tokens", "i32", {int64_t(e.tokens.size())}, raw);
+  return store_->put(e.id + kManifestSuffix, w.parts());
+}
+
+Status SessionSpill::save(engine::Engine& engine, const SpillConversation& conv, SpillWrite kind) {
+  const int64_t n = int64_t(conv.tokens.size());
+  if (n <= 0 || conv.end == nullptr || conv.end->position() != n || n > engine.capacity())
+    return Status::invalid_argument("session spill: a conversation needs its end anchor");
+  if (options_.guard && !options_.guard->allow_spill(kind, n)) {
+    ++counts_.save_skips;
+    return Status::ok();
+  }
+  Entry e;
+  e.id = entry_id(conv.session, conv.tokens);
+  e.session = conv.session;
+  e.tokens.assign(conv.tokens.begin(), conv.tokens.end());
+  e.taint = conv.taint;
+  e.hidden = conv.hidden;
+  e.regions = conv.regions;
+  e.resident = conv.resident;
+  e.saved_s = e.used_s = now_s();
+  const int64_t B = options_.block_rows;
+  // The anchors kept: the end, and the newest others at block lines below it.
+  std::map<int64_t, const SectionCopy*> keep;
+  for (const SectionCopy* a : conv.anchors)
+    if (a != nullptr && !a->empty() && a->position() < n && a->position() % B == 0)
+      keep[a->position()] = a;
+  while (int(keep.size()) > options_.anchors - 1) keep.erase(keep.begin());
+  keep[n] = conv.end;
+
+  int64_t written = 0;
+  std::vector<std::string> names;
+  auto note_write = [&](const std::string& name) {
+    auto size = store_->size(name);
+    file_bytes_[name] = size ? *size : 0;
+    written += int64_t(file_bytes_[name]);
+    ++counts_.blocks_written;
+  };
+  auto fail = [&](const Status& s) {
+    ++counts_.write_errors;
+    if (options_.guard) options_.guard->add(WriteSource::kSpill, written);
+    return s;
+  };
+  PrefixHasher hasher(fingerprint_);
+  CacheKey prev;
+  std::vector<CacheKey> below;
+  for (int64_t b = 0; b < n; b += B) {
+    const int64_t end = std::min(b + B, n);
+    const RowCopy rows = RowCopy::capture(engine, b, end);
+    hasher.feed(conv.tokens.subspan(size_t(b), size_t(end - b)));
+    Block blk{CacheKey{}, b, end, copy_sums(rows)};
+    blk.key = content_key(hasher.key(), blk.sums);
+    const std::string name = block_name(blk.key);
+    if (file_refs_.count(name) != 0 || store_->exists(name)) {
+      ++counts_.blocks_kept;
+    } else {
+      if (Status s = put_block(blk, prev, conv.tokens.subspan(size_t(b), size_t(end - b)), rows);
+          !s.is_ok())
+        return fail(s);
+      note_write(name);
+    }
+    names.push_back(name);
+    prev = blk.key;
+    below.push_back(blk.key);
+    if (auto it = keep.find(end); it != keep.end()) {
+      Anchor anc{blk.key, end, copy_sums(*it->second)};
+      const std::string aname = anchor_name(anc.key);
+      // An anchor is named by its rows; another entry's file there is kept only when its
+      // sections' sums are these (else it is rewritten: that entry then fails its check).
+      if (file_refs_.count(aname) != 0 && known_anchor_sums(anc.key) == anc.sums) {
+        ++counts_.blocks_kept;
+      } else {
+        AnchorInfo info{anc.key, end, below, e.saved_s, 0};
+        if (Status s = put_anchor(*store_, fingerprint_, info, *it->second, layout_); !s.is_ok())
+          return fail(s);
+        note_write(aname);
+      }
+      names.push_back(aname);
+      e.anchors.push_back(std::move(anc));
+    }
+    e.blocks.push_back(std::move(blk));
+  }
+  if (Status s = put_manifest(e); !s.is_ok()) return fail(s);
+  {
+    auto size = store_->size(e.id + kManifestSuffix);
+    written += size ? int64_t(*size) : 0;
+    e.bytes = size ? int64_t(*size) : 0;
+  }
+  if (options_.guard) options_.guard->add(WriteSource::kSpill, written);
+  counts_.bytes_written += written;
+  ++counts_.saves;
+  // The new manifest is in place: the old entry's files only it listed go.
+  for (const std::string& name : names) {
+    ++file_refs_[name];
+    e.bytes += int64_t(file_bytes_[name]);
+  }
+  if (e.resident)  // one resident entry: the newest drain's
+    for (auto& [id, other] : entries_) other.resident = false;
+  const std::string id = e.id;
+  auto old = entries_.find(id);
+  if (old != entries_.end()) {
+    Entry prev_entry = std::move(old->second);
+    entries_.erase(old);
+    entries_[id] = std::move(e);
+    auto release = [&](const std::string& name) {
+      if (--file_refs_[name] > 0) return;
+      file_refs_.erase(name);
+      file_bytes_.erase(name);
+      (void)store_->remove(name);  // a file left behind is swept at the next open
+    };
+    for (const Block& b : prev_entry.blocks) release(block_name(b.key));
+    for (const Anchor& a : prev_entry.anchors) release(anchor_name(a.key));
+  } else {
+    entries_[id] = std::move(e);
+  }
+  evict(id);
+  return Status::ok();
+}
+
+std::optional<std::vector<std::array<uint64_t, 2>>> SessionSpill::known_anchor_sums(
+    const CacheKey& key) const {
+  for (const auto& [id, e] : entries_)
+    for (const Anchor& a : e.anchors)
+      if (a.key == key) return a.sums;
+  return std::nullopt;
+}
+
+// A block file: the disk tier's cache file format, kind 6, with the chunk's fields and the
+// codec's name in the metadata, and one section per view holding that view's packed rows as
+// one spill codec frame (docs/formats/disk-tier.md "spill block").
+Status SessionSpill::put_block(const Block& b, const CacheKey& prev, std::span<const int32_t> ids,
+                               const RowCopy& rows) {
+  std::vector<std::vector<uint8_t>> frames(layout_.views.size());
+  std::vector<std::future<Status>> pending;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const size_t elem = size_t(core::dtype_size(layout_.views[i].dtype));
+    const auto* data = static_cast<const uint8_t*>(rows.part(i));
+    if (pool_) {
+      pending.push_back(
+          pool_->encode_async(options_.codec, data, rows.part_bytes(i), elem, &frames[i]));
+    } else if (Status s = spill_encode(options_.codec, data, rows.part_bytes(i), elem, frames[i]);
+               !s.is_ok()) {
+      return s;
+    }
+  }
+  for (auto& f : pending)
+    if (Status s = f.get(); !s.is_ok()) return s;
+  nlohmann::json meta = {{"fingerprint", fingerprint_},
+                         {"begin", b.begin},
+                         {"end", b.end},
+                         {"prev", prev.is_zero() ? std::string() : prev.hex()},
+                         {"codec", spill_codec_name(options_.codec)},
+                         {"tokens", std::vector<int32_t>(ids.begin(), ids.end())}};
+  CacheFileWriter w(CacheFileKind::kSpillBlock, b.key, std::move(meta));
+  for (size_t i = 0; i < frames.size(); ++i)
+    w.add_section(layout_.views[i].name, "u8", {int64_t(frames[i].size())},
+                  {reinterpret_cast<const std::byte*>(frames[i].data()), frames[i].size()});
+  return store_->put(block_name(b.key), w.parts());
+}
+
+// Reads a block file into `rows` (allocated for [b.begin, b.end)): the header's facts against
+// the manifest's, the token ids against `ids`, each section's crc, then each frame decoded into
+// exactly its view's bytes. The caller sums the rows again.
+Status SessionSpill::read_block(const Block& b, std::span<const int32_t> ids, RowCopy* rows) const {
+  auto file = store_->open(block_name(b.key));
+  if (!file) return file.error();
+  auto f = CacheFile::open(std::move(*file), CacheFileKind::kSpillBlock);
+  if (!f) return f.error();
+  const nlohmann::json& m = f->meta();
+  if (!m.contains("fingerprint") || m["fingerprint"] != fingerprint_)
+    return corrupt(Reason::kFingerprint, "a block of another engine");
+  if (!m.contains("begin") || m["begin"] != b.begin || !m.contains("end") || m["end"] != b.end ||
+      !m.contains("tokens") || !m["tokens"].is_array() || m["tokens"].size() != ids.size() ||
+      !m.contains("codec") || !m["codec"].is_string())
+    return corrupt(Reason::kLayout, "a block's header differs from its manifest");
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (!m["tokens"][i].is_number_integer() || m["tokens"][i].get<int64_t>() != ids[i])
+      return corrupt(Reason::kLayout, "a block's token ids differ");
+  auto kind = parse_spill_codec(m["codec"].get<std::string>());
+  if (!kind) return corrupt(Reason::kLayout, "a block's codec is unknown");
+  const auto& secs = f->sections();
+  if (secs.size() != layout_.views.size())
+    return corrupt(Reason::kLayout, "a block's section count differs");
+  std::vector<uint8_t> frame;
+  for (size_t i = 0; i < secs.size(); ++i) {
+    if (secs[i].name != layout_.views[i].name || secs[i].dtype != "u8")
+      return corrupt(Reason::kLayout, "a block's section differs from " + layout_.views[i].name);
+    frame.resize(secs[i].length);
+    if (Status s = f->read_section(i, {reinterpret_cast<std::byte*>(frame.data()), frame.size()});
+        !s.is_ok())
+      return s;
+    if (Status s = spill_decode(*kind, frame.data(), frame.size(),
+                                static_cast<uint8_t*>(rows->mutable_part(i)), rows->part_bytes(i),
+                                size_t(core::dtype_size(layout_.views[i].dtype)), pool_.get());
+        !s.is_ok())
+      return s;
+  }
+  return Status::ok();
+}
+
+void SessionSpill::drop_entry(const std::string& id) {
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return;
+  // The manifest first: a crash after it leaves only unlisted files, swept at open.
+  (void)store_->remove(id + kManifestSuffix);
+  auto release = [&](const std::string& name) {
+    if (--file_refs_[name] > 0) return;
+    file_refs_.erase(name);
+    file_bytes_.erase(name);
+    (void)store_->remove(name);
+  };
+  for (const Block& b : it->second.blocks) release(block_name(b.key));
+  for (const Anchor& a : it->second.anchors) release(anchor_name(a.key));
+  entries_.erase(it);
+}
+
+// Least recently used first, until the entries fit the budget; `keep` (the one just saved)
+// stays even alone over it.
+void SessionSpill::evict(const std::string& keep) {
+  auto total = [&] {
+    int64_t t = 0;
+    for (const auto& [name, b] : file_bytes_) t += int64_t(b);
+    for (const auto& [id, e] : entries_) t += int64_t(e.tokens.size()) * 4;  // ~manifests
+    return t;
+  };
+  while (total() > options_.budget_bytes) {
+    const Entry* oldest = nullptr;
+    for (const auto& [id, e] : entries_)
+      if (id != keep && (oldest == nullptr || e.used_s < oldest->used_s)) oldest = &e;
+    if (oldest == nullptr) break;
+    ++counts_.evictions;
+    drop_entry(oldest->id);
+  }
+}
+
+double SessionSpill::read_ms(int64_t bytes) const {
+  const double rate = read_bytes_per_s_ > 0 ? read_bytes_per_s_ : options_.prior_read_bytes_per_s;
+  return 1e3 * double(bytes) / rate;
+}
+
+ResumeOffer SessionSpill::offer(std::span<const int32_t> prompt, std::string_view) const {
+  ResumeOffer best;
+  const int64_t m = int64_t(prompt.size());
+  if (m < 2) return best;
+  int64_t row_bytes = 0;
+  for (const core::TensorSpec& v : layout_.views) row_bytes += v.bytes_per_token();
+  int64_t section_bytes = 0;
+  for (const core::TensorSpec& s : layout_.sections) section_bytes += s.bytes();
+  for (const auto& [id, e] : entries_) {
+    const int64_t c = std::min(common_prefix(e.tokens, prompt), m - 1);
+    for (auto a = e.anchors.rbegin(); a != e.anchors.rend(); ++a) {
+      if (a->position > c) continue;
+      if (a->position > best.resume_at) {
+        const int64_t bytes = a->position * row_bytes + section_bytes;
+        best = ResumeOffer{a->position, ResumeSource::kSpill, bytes, a->position,
+                           exact_at(a->position, e.taint)};
+        best.restore_ms = read_ms(bytes);
+      }
+      break;
+    }
+  }
+  return best;
+}
+
+Status SessionSpill::restore(engine::Engine& engine, std::span<const int32_t> prompt,
+                             const ResumeOffer& offer, int64_t rows_in_place) {
+  const int64_t p = offer.resume_at;
+  if (offer.source != ResumeSource::kSpill || p <= 0 || p >= int64_t(prompt.size()) ||
+      p > engine.capacity())
+    return Status::invalid_argument("session spill: not a spill offer for this prompt");
+  for (auto& [id, e] : entries_) {
+    if (int64_t(e.tokens.size()) < p ||
+        !std::equal(e.tokens.begin(), e.tokens.begin() + p, prompt.begin()))
+      continue;
+    const bool has = std::any_of(e.anchors.begin(), e.anchors.end(),
+                                 [&](const Anchor& a) { return a.position == p; });
+    if (!has) continue;
+    return restore_entry(engine, e, p, rows_in_place);
+  }
+  return Status::not_found("session spill: the offered entry is gone");
+}
+
+Status SessionSpill::restore_entry(engine::Engine& engine, Entry& e, int64_t p,
+                                   int64_t rows_in_place) {
+  const int64_t t0 = core::now_ns();
+  int64_t read = 0;
+  const std::string id = e.id;
+  auto refuse = [&](const Status& why) {
+    ++counts_.restore_failures;
+    ANCHORAGE_LOG_INFO("session spill: entry %s dropped: %s", id.c_str(), why.to_string().c_str());
+    drop_entry(id);
+    return why;
+  };
+  const Anchor& anc = *std::find_if(e.anchors.begin(), e.anchors.end(),
+                                    [&](const Anchor& a) { return a.position == p; });
+  SectionCopy sections = SectionCopy::allocate(layout_, p);
+  {
+    auto file = store_->open(anchor_name(anc.key));
+    if (!file) return refuse(file.error());
+    auto f = CacheFile::open(std::move(*file), CacheFileKind::kAnchor);
+    if (!f) return refuse(f.error());
+    auto info = anchor_info(*f, fingerprint_, layout_);
+    if (!info) return refuse(info.error());
+    if (info->position != p) return refuse(corrupt(Reason::kLayout, "an anchor moved"));
+    if (Status s = read_anchor_sections(*f, &sections); !s.is_ok()) return refuse(s);
+    if (copy_sums(sections) != anc.sums)
+      return refuse(corrupt(Reason::kSectionCrc, "an anchor's sums differ"));
+    read += int64_t(f->file_bytes());
+  }
+  // Each block above the rows in place, read, decoded and checked on a helper thread one
+  // block ahead (the read of block i + 1 overlaps the copy of block i into the views).
+  struct Loaded {
+    Status status;
+    RowCopy rows;
+  };
+  std::vector<const Block*> wanted;
+  for (const Block& b : e.blocks) {
+    if (b.begin >= p) break;
+    if (b.end <= rows_in_place) {
+      ++counts_.blocks_in_place;
+      continue;
+    }
+    wanted.push_back(&b);
+  }
+  auto load = [&](const Block* b) {
+    Loaded out;
+    out.rows = RowCopy::allocate(layout_, b->begin, b->end);
+    const std::span<const int32_t> ids(e.tokens.data() + b->begin, size_t(b->end - b->begin));
+    out.status = read_block(*b, ids, &out.rows);
+    if (out.status.is_ok() && copy_sums(out.rows) != b->sums)
+      out.status = corrupt(Reason::kSectionCrc, "a block's sums differ");
+    return out;
+  };
+  std::future<Loaded> next;
+  if (!wanted.empty()) next = std::async(std::launch::async, load, wanted[0]);
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    Loaded cur = next.get();
+    if (i + 1 < wanted.size()) next = std::async(std::launch::async, load, wanted[i + 1]);
+    if (!cur.status.is_ok()) {
+      if (next.valid()) next.wait();  // its reads finish before the refusal deletes files
+      return refuse(cur.status);
+    }
+    const Block& b = *wanted[i];
+    const int64_t from = std::max(b.begin, rows_in_place);
+    if (Status s = cur.rows.write_back(engine, from, std::min(b.end, p)); !s.is_ok()) return s;
+    auto size = file_bytes_.find(block_name(b.key));
+    read += size == file_bytes_.end() ? 0 : int64_t(size->second);
+    ++counts_.blocks_read;
+  }
+  if (Status s = sections.write_back(engine); !s.is_ok()) return s;
+  if (Status s = engine.resume_at(p); !s.is_ok()) return s;
+  const double secs = double(core::now_ns() - t0) * 1e-9;
+  ++counts_.hits;
+  counts_.hit_tokens += p;
+  counts_.read_bytes += read;
+  if (read >= (int64_t(8) << 20) && secs > 0) {
+    const double rate = double(read) / secs;
+    read_bytes_per_s_ = read_bytes_per_s_ > 0 ? 0.5 * (read_bytes_per_s_ + rate) : rate;
+  }
+  // Used now: the TTL and the least-recently-used order count from here, across restarts.
+  e.used_s = now_s();
+  (void)put_manifest(e);  // a failed rewrite only ages the entry
+  return Status::ok();
+}
+
+std::vector<int32_t> SessionSpill::resident_tokens() const {
+  for (const auto& [id, e] : entries_)
+    if (e.resident) return e.tokens;
+  return {};
+}
+
+core::Result<SessionSpill::Restored> SessionSpill::restore_resident(engine::Engine& engine) {
+  for (auto& [id, e] : entries_) {
+    if (!e.resident) continue;
+    Restored r{e.tokens, e.session, e.taint, e.hidden, e.regions};
+    const int64_t n = int64_t(e.tokens.size());
+    if (n > engine.capacity()) return Status::invalid_argument("session spill: too long");
+    if (Status s = restore_entry(engine, e, n, 0); !s.is_ok()) return s;
+    return r;
+  }
+  return Status::not_found("session spill: no resident entry");
+}
+
+void SessionSpill::clear() {
+  std::vector<std::string> ids;
+  for (const auto& [id, e] : entries_) ids.push_back(id);
+  for (const std::string& id : ids) drop_entry(id);
+}
+
+SessionSpillStats SessionSpill::stats() const {
+  SessionSpillStats s = counts_;
+  s.entries = int64_t(entries_.size());
+  s.bytes = 0;
+  for (const auto& [name, b] : file_bytes_) s.bytes += int64_t(b);
+  const double rate = read_bytes_per_s_ > 0 ? read_bytes_per_s_ : options_.prior_read_bytes_per_s;
+  s.read_mb_per_s = int64_t(rate / 1e6);
+  return s;
+}
+
+}  // namespace anchorage::cache

@@ -1,0 +1,428 @@
+// SessionSpill on the tiny qwen35 (f32): a conversation saved and read back — in the same spill
+// and after reopening the directory — leaves the engine exactly as a cold prefill does (memcmp
+// of logits, sections and rows); a second save writes only the blocks that changed; blocks in
+// place are not read; a flipped byte in any file costs the entry, never a wrong state; entries
+// without a manifest or of another fingerprint are swept; the budget and the 48 h rule; the
+// write guard's levels.
+#include "cache/session_spill.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cache/blob_store.h"
+#include "cache/cache_file.h"
+#include "core/mem_fs.h"
+#include "support/state_snapshot.h"
+#include "support/test_models.h"
+
+namespace anchorage::cache {
+namespace {
+
+using test::random_tokens;
+using test::same_bits;
+using test::same_state;
+using test::scribble;
+using test::StateSnapshot;
+using test::take_snapshot;
+
+constexpr int64_t kGrid = 64;
+constexpr const char* kDir = "/cache/sessions";
+
+std::unique_ptr<engine::Engine> tiny_engine() {
+  engine::EngineOptions o;
+  o.capacity = 1024;
+  o.prefill_chunk = kGrid;
+  o.anchor_spacing = kGrid;
+  o.n_threads = 1;
+  auto e = engine::Engine::create(test::make_tiny_qwen35(core::DType::kF32, core::DType::kF32), o);
+  EXPECT_TRUE(e.has_value());
+  return std::move(e.value());
+}
+
+SessionSpillOptions spill_options(int64_t* clock = nullptr) {
+  SessionSpillOptions o;
+  o.block_rows = kGrid;
+  if (clock != nullptr) o.now_s = [clock] { return *clock; };
+  return o;
+}
+
+std::unique_ptr<SessionSpill> open_spill(core::MemFs& fs, const core::StateLayout& layout,
+                                         SessionSpillOptions o = spill_options(),
+                                         const std::string& fingerprint = "fp-test") {
+  auto store = LocalDirStore::open(fs, kDir);
+  EXPECT_TRUE(store.has_value());
+  auto s = SessionSpill::open(std::move(*store), fingerprint, layout, 1, std::move(o));
+  EXPECT_TRUE(s.has_value()) << s.error().to_string();
+  return std::move(s.value());
+}
+
+std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Prefills `tokens` cold (capturing sections at every grid line as the resident prefix's body
+// anchors) and saves the conversation under `session`.
+void prefill_and_save(SessionSpill& spill, engine::Engine& e, const std::vector<int32_t>& tokens,
+                      const std::string& session, bool resident = false,
+                      SpillWrite kind = SpillWrite::kEviction) {
+  std::vector<SectionCopy> anchors;
+  engine::PrefillOptions po;
+  po.on_anchor = [&](int64_t, bool is_end) {
+    if (!is_end) anchors.push_back(SectionCopy::capture(e));
+  };
+  e.reset();
+  ASSERT_TRUE(e.prefill(tokens, po).is_ok());
+  const SectionCopy end = SectionCopy::capture(e);
+  SpillConversation c;
+  c.tokens = tokens;
+  c.session = session;
+  c.end = &end;
+  for (const SectionCopy& a : anchors) c.anchors.push_back(&a);
+  c.hidden = {{10, 12}};
+  c.regions = {{20, 30}};
+  c.resident = resident;
+  ASSERT_TRUE(spill.save(e, c, kind).is_ok());
+}
+
+// Restores the spill's offer for `prompt` into the engine, prefills the rest and compares
+// everything with a cold prefill of the prompt.
+void expect_exact_resume(SessionSpill& spill, engine::Engine& e, engine::Engine& ref,
+                         const std::vector<int32_t>& prompt, int64_t expect_at,
+                         int64_t rows_in_place = 0) {
+  const ResumeOffer o = spill.offer(prompt, {});
+  ASSERT_EQ(o.resume_at, expect_at);
+  ASSERT_EQ(o.source, ResumeSource::kSpill);
+  EXPECT_EQ(tier_name(o.source), "nvme_spill");
+  EXPECT_TRUE(o.exact);
+  EXPECT_GT(o.restore_ms, 0.0);
+  if (rows_in_place == 0) scribble(e);
+  ASSERT_TRUE(spill.restore(e, prompt, o, rows_in_place).is_ok());
+  ASSERT_EQ(e.length(), expect_at);
+  ASSERT_TRUE(e.prefill(std::span(prompt).subspan(size_t(expect_at))).is_ok());
+  const StateSnapshot want = test::cold_snapshot(ref, prompt);
+  const StateSnapshot got = take_snapshot(e);
+  EXPECT_TRUE(same_state(want, got));
+  EXPECT_TRUE(same_bits(want.logits, got.logits));
+}
+
+TEST(SessionSpill, AConversationComesBackBitForBitInTheSameSpillAndAfterReopening) {
+  auto e = tiny_engine();
+  auto ref = tiny_engine();
+  const std::vector<int32_t> conv = random_tokens(300, e->vocab_size(), 1);
+  const std::vector<int32_t> next = concat(conv, random_tokens(40, e->vocab_size(), 2));
+  core::MemFs fs;
+  {
+    auto spill = open_spill(fs, e->layout());
+    prefill_and_save(*spill, *e, conv, "a");
+    EXPECT_EQ(spill->stats().entries, 1);
+    EXPECT_EQ(spill->stats().saves, 1);
+    expect_exact_resume(*spill, *e, *ref, next, 300);
+  }
+  auto spill = open_spill(fs, e->layout());  // a restart
+  ASSERT_EQ(spill->stats().entries, 1);
+  EXPECT_EQ(spill->stats().swept_files, 0);
+  expect_exact_resume(*spill, *e, *ref, next, 300);
+  // A prompt that parts from the conversation inside it resumes at the newest kept anchor
+  // below (the end and 3 anchors at block lines: 128, 192, 256).
+  std::vector<int32_t> edited = conv;
+  edited.resize(270);
+  edited.push_back(7);
+  edited.push_back(8);
+  expect_exact_resume(*spill, *e, *ref, edited, 256);
+  std::vector<int32_t> early = conv;
+  early.resize(100);
+  early.push_back(9);
+  EXPECT_FALSE(spill->offer(early, {}).useful()) << "only the newest anchors are kept";
+  EXPECT_EQ(spill->stats().hits, 2);
+}
+
+TEST(SessionSpill, ASecondSaveWritesOnlyTheNewBlocksAndBlocksInPlaceAreNotRead) {
+  auto e = tiny_engine();
+  auto ref = tiny_engine();
+  const std::vector<int32_t> turn1 = random_tokens(300, e->vocab_size(), 3);
+  const std::vector<int32_t> turn2 = concat(turn1, random_tokens(100, e->vocab_size(), 4));
+  core::MemFs fs;
+  auto spill = open_spill(fs, e->layout());
+  prefill_and_save(*spill, *e, turn1, "a");
+  const SessionSpillStats s1 = spill->stats();
+  EXPECT_EQ(s1.blocks_kept, 0);
+  prefill_and_save(*spill, *e, turn2, "a");
+  const SessionSpillStats s2 = spill->stats();
+  // Blocks [0, 256) are the same rows of the same prefix: kept, and the anchor at 256 too.
+  // [256, 300) grew into [256, 320): written, with [320, 384), [384, 400) and the anchors at
+  // 320, 384 and the end.
+  EXPECT_EQ(s2.blocks_kept - s1.blocks_kept, 5);
+  EXPECT_EQ(s2.blocks_written - s1.blocks_written, 6);
+  EXPECT_EQ(s2.entries, 1);
+  EXPECT_LT(s2.bytes_written - s1.bytes_written, s1.bytes_written);
+  // The first save's partial last block and its end anchor went with its manifest.
+  auto names = fs.list(kDir);
+  ASSERT_TRUE(names.has_value());
+  int blocks = 0;
+  for (const std::string& n : *names) blocks += n.ends_with(".block");
+  EXPECT_EQ(blocks, 7);  // [0,64) ... [384,400)
+
+  // The engine still holds rows [0, 400) of turn2: a restore with 200 rows in place reads
+  // only the blocks above them.
+  const std::vector<int32_t> turn3 = concat(turn2, random_tokens(20, e->vocab_size(), 5));
+  ASSERT_TRUE(e->resume_at(200).is_ok());
+  expect_exact_resume(*spill, *e, *ref, turn3, 400, 200);
+  const SessionSpillStats s3 = spill->stats();
+  EXPECT_EQ(s3.blocks_in_place, 3);
+  EXPECT_EQ(s3.blocks_read, 4);
+}
+
+// Blocks written raw by one server and compressed by the next (another --spill-codec) make one
+// entry, read back bit for bit; every codec and thread count gives the same rows.
+TEST(SessionSpill, RawAndCompressedBlocksMixInOneEntry) {
+  auto e = tiny_engine();
+  auto ref = tiny_engine();
+  const std::vector<int32_t> turn1 = random_tokens(300, e->vocab_size(), 23);
+  const std::vector<int32_t> turn2 = concat(turn1, random_tokens(150, e->vocab_size(), 24));
+  const std::vector<int32_t> turn3 = concat(turn2, random_tokens(9, e->vocab_size(), 25));
+  for (SpillCodecKind second : {SpillCodecKind::kZstd, SpillCodecKind::kBlosc}) {
+    for (int threads : {1, 2}) {
+      core::MemFs fs;
+      {
+        SessionSpillOptions o = spill_options();
+        o.codec = SpillCodecKind::kNone;
+        auto spill = open_spill(fs, e->layout(), o);
+        prefill_and_save(*spill, *e, turn1, "a");
+      }
+      SessionSpillOptions o = spill_options();
+      o.codec = second;
+      o.codec_threads = threads;
+      auto spill = open_spill(fs, e->layout(), o);
+      prefill_and_save(*spill, *e, turn2, "a");
+      std::set<std::string> codecs;
+      const auto names = fs.list(kDir);
+      ASSERT_TRUE(names.has_value());
+      for (const std::string& n : *names) {
+        if (!n.ends_with(".block")) continue;
+        auto f = CacheFile::open(fs, std::string(kDir) + "/" + n, CacheFileKind::kSpillBlock);
+        ASSERT_TRUE(f.has_value());
+        codecs.insert(f->meta()["codec"].get<std::string>());
+      }
+      EXPECT_EQ(codecs, (std::set<std::string>{"none", spill_codec_name(second)}));
+      expect_exact_resume(*spill, *e, *ref, turn3, 450);
+    }
+  }
+}
+
+TEST(SessionSpill, TheResidentEntryComesBackWithItsTokensSpansAndRegions) {
+  auto e = tiny_engine();
+  auto ref = tiny_engine();
+  const std::vector<int32_t> conv = random_tokens(200, e->vocab_size(), 6);
+  core::MemFs fs;
+  {
+    auto spill = open_spill(fs, e->layout());
+    prefill_and_save(*spill, *e, random_tokens(150, e->vocab_size(), 7), "other");
+    prefill_and_save(*spill, *e, conv, "a", /*resident=*/true, SpillWrite::kDrain);
+  }
+  auto spill = open_spill(fs, e->layout());
+  EXPECT_EQ(spill->resident_tokens(), conv);
+  scribble(*e);
+  auto r = spill->restore_resident(*e);
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  EXPECT_EQ(r->tokens, conv);
+  EXPECT_EQ(r->session, "a");
+  ASSERT_EQ(r->hidden.size(), 1u);
+  EXPECT_EQ(r->hidden[0].begin, 10);
+  ASSERT_EQ(r->regions.size(), 1u);
+  EXPECT_EQ(r->regions[0].second, 30);
+  ASSERT_EQ(e->length(), 200);
+  const std::vector<int32_t> tail = random_tokens(10, e->vocab_size(), 8);
+  ASSERT_TRUE(e->prefill(tail).is_ok());
+  const StateSnapshot want = test::cold_snapshot(*ref, concat(conv, tail));
+  const StateSnapshot got = take_snapshot(*e);
+  EXPECT_TRUE(same_state(want, got));
+  EXPECT_TRUE(same_bits(want.logits, got.logits));
+}
+
+// A flipped byte in any file of an entry — a block, an anchor, the manifest — at its start,
+// in its middle or at its end: a restore that needs the file refuses the entry (at open or at
+// the restore), and what the engine then computes equals a cold prefill.
+TEST(SessionSpill, AFlippedByteInAnyFileCostsTheEntryNeverAWrongState) {
+  auto e = tiny_engine();
+  auto ref = tiny_engine();
+  const std::vector<int32_t> conv = random_tokens(200, e->vocab_size(), 9);
+  const std::vector<int32_t> next = concat(conv, random_tokens(8, e->vocab_size(), 10));
+  std::vector<std::string> files;
+  {
+    core::MemFs fs;
+    auto spill = open_spill(fs, e->layout());
+    prefill_and_save(*spill, *e, conv, "a");
+    files = *fs.list(kDir);
+  }
+  ASSERT_GE(files.size(), 6u);
+  int cases = 0;
+  for (const std::string& name : files) {
+    // A body anchor is read by a prompt that parts from the conversation just above it.
+    std::vector<int32_t> prompt = next;
+    if (name.ends_with(".anchor")) {
+      core::MemFs fs;
+      auto spill = open_spill(fs, e->layout());
+      prefill_and_save(*spill, *e, conv, "a");
+      auto f = CacheFile::open(fs, std::string(kDir) + "/" + name, CacheFileKind::kAnchor);
+      ASSERT_TRUE(f.has_value());
+      const int64_t p = f->meta()["position"].get<int64_t>();
+      if (p < int64_t(conv.size())) {
+        prompt.assign(conv.begin(), conv.begin() + p + 2);
+        prompt.push_back(int32_t((conv[size_t(p) + 2] + 1) % e->vocab_size()));
+      }
+    }
+    const StateSnapshot want = test::cold_snapshot(*ref, prompt);
+    for (double where : {0.001, 0.5, 0.9999}) {
+      core::MemFs fs;
+      {
+        auto spill = open_spill(fs, e->layout());
+        prefill_and_save(*spill, *e, conv, "a");
+      }
+      std::vector<std::byte>& bytes = *fs.mutable_contents(std::string(kDir) + "/" + name);
+      bytes[size_t(double(bytes.size() - 1) * where)] ^= std::byte{0x10};
+      auto spill = open_spill(fs, e->layout());
+      const ResumeOffer o = spill->offer(prompt, {});
+      scribble(*e);
+      bool restored = false;
+      if (o.useful()) restored = spill->restore(*e, prompt, o, 0).is_ok();
+      EXPECT_FALSE(restored) << name << " at " << where;
+      if (!restored) e->reset();
+      ASSERT_TRUE(e->prefill(std::span(prompt).subspan(size_t(e->length()))).is_ok());
+      const StateSnapshot got = take_snapshot(*e);
+      EXPECT_TRUE(same_state(want, got)) << name << " at " << where;
+      EXPECT_TRUE(same_bits(want.logits, got.logits)) << name << " at " << where;
+      EXPECT_EQ(spill->stats().entries, 0) << name << " at " << where;
+      EXPECT_FALSE(spill->offer(prompt, {}).useful());
+      ++cases;
+    }
+  }
+  EXPECT_EQ(cases, int(files.size()) * 3);
+}
+
+TEST(SessionSpill, AnEntryWithoutItsManifestOrOfAnotherFingerprintIsSweptAtOpen) {
+  auto e = tiny_engine();
+  const std::vector<int32_t> conv = random_tokens(200, e->vocab_size(), 11);
+  {
+    core::MemFs fs;
+    {
+      auto spill = open_spill(fs, e->layout());
+      prefill_and_save(*spill, *e, conv, "a");
+    }
+    ASSERT_TRUE(fs.remove(std::string(kDir) + "/sa.manifest").is_ok());
+    auto spill = open_spill(fs, e->layout());
+    EXPECT_EQ(spill->stats().entries, 0);
+    EXPECT_GT(spill->stats().swept_files, 0);
+    EXPECT_TRUE(fs.list(kDir)->empty()) << "a crash's leftovers are swept";
+  }
+  {
+    core::MemFs fs;
+    {
+      auto spill = open_spill(fs, e->layout());
+      prefill_and_save(*spill, *e, conv, "a");
+    }
+    auto spill = open_spill(fs, e->layout(), spill_options(), "fp-deploy");
+    EXPECT_EQ(spill->stats().entries, 0);
+    EXPECT_TRUE(fs.list(kDir)->empty());
+    EXPECT_FALSE(spill->offer(conv, {}).useful());
+  }
+}
+
+TEST(SessionSpill, TheBudgetEvictsTheLeastRecentlyUsedAndTwoDaysUnusedGo) {
+  auto e = tiny_engine();
+  int64_t clock = 1'000'000;
+  const std::vector<int32_t> a = random_tokens(200, e->vocab_size(), 12);
+  const std::vector<int32_t> b = random_tokens(200, e->vocab_size(), 13);
+  const std::vector<int32_t> c = random_tokens(200, e->vocab_size(), 14);
+  core::MemFs fs;
+  int64_t one_entry = 0;
+  {
+    auto spill = open_spill(fs, e->layout(), spill_options(&clock));
+    prefill_and_save(*spill, *e, a, "a");
+    one_entry = spill->stats().bytes;
+  }
+  SessionSpillOptions o = spill_options(&clock);
+  o.budget_bytes = one_entry * 2 + one_entry / 2;  // two entries fit, not three
+  auto spill = open_spill(fs, e->layout(), o);
+  clock += 10;
+  prefill_and_save(*spill, *e, b, "b");
+  clock += 10;
+  // "a" is used now: "b" becomes the least recently used.
+  ASSERT_TRUE(spill->offer(concat(a, {1, 2}), {}).useful());
+  scribble(*e);
+  ASSERT_TRUE(
+      spill->restore(*e, concat(a, {1, 2}), spill->offer(concat(a, {1, 2}), {}), 0).is_ok());
+  clock += 10;
+  prefill_and_save(*spill, *e, c, "c");
+  EXPECT_EQ(spill->stats().entries, 2);
+  EXPECT_EQ(spill->stats().evictions, 1);
+  EXPECT_TRUE(spill->offer(concat(a, {1, 2}), {}).useful());
+  EXPECT_FALSE(spill->offer(concat(b, {1, 2}), {}).useful());
+  EXPECT_TRUE(spill->offer(concat(c, {1, 2}), {}).useful());
+  spill.reset();
+  clock += 48 * 3600 + 1;
+  auto later = open_spill(fs, e->layout(), o);
+  EXPECT_EQ(later->stats().entries, 0);
+  EXPECT_TRUE(fs.list(kDir)->empty());
+}
+
+TEST(SessionSpill, TheWriteGuardLetsOnlyTheDrainAndLongEvictionsWritePastTheBudget) {
+  auto e = tiny_engine();
+  int64_t first_save = 0;
+  {
+    core::MemFs dry;
+    auto spill = open_spill(dry, e->layout());
+    prefill_and_save(*spill, *e, random_tokens(200, e->vocab_size(), 15), "a");
+    first_save = spill->stats().bytes_written;
+  }
+  core::MemFs fs;
+  auto root = LocalDirStore::open(fs, "/cache");
+  ASSERT_TRUE(root.has_value());
+  WriteGuardOptions go;
+  go.budget_bytes = first_save - 1;  // the first save puts the day over, not past 1.5x
+  go.long_conversation_tokens = 250;
+  std::shared_ptr<WriteGuard> guard(WriteGuard::open(root->get(), go));
+  SessionSpillOptions o = spill_options();
+  o.guard = guard;
+  auto spill = open_spill(fs, e->layout(), o);
+  prefill_and_save(*spill, *e, random_tokens(200, e->vocab_size(), 15), "a");
+  EXPECT_EQ(spill->stats().saves, 1);
+  EXPECT_EQ(guard->level(), WriteLevel::kOver);
+  prefill_and_save(*spill, *e, random_tokens(200, e->vocab_size(), 16), "b");  // short: no
+  EXPECT_EQ(spill->stats().saves, 1);
+  EXPECT_EQ(spill->stats().save_skips, 1);
+  prefill_and_save(*spill, *e, random_tokens(300, e->vocab_size(), 17), "c");  // long: yes
+  EXPECT_EQ(spill->stats().saves, 2);
+  EXPECT_EQ(guard->level(), WriteLevel::kHard);
+  prefill_and_save(*spill, *e, random_tokens(300, e->vocab_size(), 18), "d");  // hard: no
+  EXPECT_EQ(spill->stats().saves, 2);
+  prefill_and_save(*spill, *e, random_tokens(300, e->vocab_size(), 19), "e", true,
+                   SpillWrite::kDrain);  // the drain always
+  EXPECT_EQ(spill->stats().saves, 3);
+  ASSERT_FALSE(guard->stats().last_days.empty());
+  EXPECT_EQ(guard->stats().last_days.front().spill_bytes, spill->stats().bytes_written);
+}
+
+TEST(SessionSpill, BufferSumsSeeSwappedWordsAndFlippedBits) {
+  std::vector<std::byte> a(64);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::byte(i * 7 + 1);
+  const auto s = buffer_sums(a);
+  std::vector<std::byte> swapped = a;
+  std::swap_ranges(swapped.begin(), swapped.begin() + 4, swapped.begin() + 8);
+  const auto t = buffer_sums(swapped);
+  EXPECT_EQ(s[0], t[0]) << "the plain sum cannot see a swap";
+  EXPECT_NE(s[1], t[1]) << "the weighted one does";
+  std::vector<std::byte> flipped = a;
+  flipped[33] ^= std::byte{0x01};
+  EXPECT_NE(buffer_sums(flipped), s);
+  // A tail shorter than a word counts, zero-padded.
+  std::vector<std::byte> odd(a.begin(), a.begin() + 63);
+  EXPECT_NE(buffer_sums(odd), buffer_sums(std::span(a).first(60)));
+}
+
+}  // namespace
+}  // namespace anchorage::cache

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Crash safety of the session spill with real processes (issue 11 §5): `anchorage serve` answers
+# a conversation's first turn, gets SIGTERM, and is SIGKILLed at a crash point of the file seam
+# while its shutdown drain saves the conversation (the ANCHORAGE_FS_CRASH_AT seam: created,
+# appended, synced, renamed, dir_synced, the 1st or 5th time). A server restarted on the same
+# directory then finds no `.tmp` file, serves nothing partial (no failed restore: a save the
+# crash cut short has no manifest and its files are swept), and answers the conversation's
+# next turn exactly as a server without caches (choices equal: tokens and logprobs).
+# usage: spill_crash_test.sh <anchorage binary> <tokenizer dir>
+set -euo pipefail
+bin="$1"
+tokdir="$2"
+work="$(mktemp -d)"
+pid=""
+cleanup() {
+  [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  [ -f "$work/serve.log" ] && tail -5 "$work/serve.log" >&2
+  exit 1
+}
+
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+system = " ".join(f"tool{i} reads files and reports what it found." for i in range(300))
+first = {"model": "m", "max_tokens": 4, "temperature": 0, "logprobs": True, "top_logprobs": 2,
+         "messages": [{"role": "system", "content": system},
+                      {"role": "user", "content": "list the files"}]}
+json.dump(first, open(f"{work}/turn1.json", "w"))
+PY
+
+# start <log> [env...]: starts a server (port 0) and sets $pid and $url. The disk tier admits
+# nothing here: every file written is the spill's.
+start() {
+  local log="$1"
+  shift
+  rm -f "$log"
+  env "$@" "$bin" serve --preset tiny --port 0 --ctx 8192 --threads 2 --tokenizer-dir "$tokdir" \
+    --disk-cache "$work/root" --disk-min-tokens 1000000 ${extra:-} 2>"$log" &
+  pid=$!
+  url=""
+  for _ in $(seq 1 100); do
+    url="$(grep -oE 'http://127\.0\.0\.1:[0-9]+' "$log" | head -1 || true)"
+    [ -n "$url" ] && break
+    kill -0 "$pid" 2>/dev/null || fail "the server exited at start"
+    sleep 0.1
+  done
+  [ -n "$url" ] || fail "the server did not start"
+}
+
+ask() {  # ask <body file> -> the response body on stdout
+  curl -s -m 120 "$url/v1/chat/completions" -H 'content-type: application/json' \
+    -H "x-session-id: conv" -d @"$1"
+}
+
+choices() { python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["choices"]))'; }
+
+# The second turn: the first answer sent back, one more user message.
+make_turn2() {
+  python3 - "$work" "$1" <<'PY'
+import json, sys
+work, answer = sys.argv[1], json.loads(sys.argv[2])
+body = json.load(open(f"{work}/turn1.json"))
+body["messages"].append({"role": "assistant", "content": answer["choices"][0]["message"]["content"]})
+body["messages"].append({"role": "user", "content": "now read the first one"})
+json.dump(body, open(f"{work}/turn2.json", "w"))
+PY
+}
+
+extra="--no-cache" start "$work/serve.log" ANCHORAGE_DISK_CACHE=off
+make_turn2 "$(ask "$work/turn1.json")"
+want="$(ask "$work/turn2.json" | choices)" || fail "the reference request failed"
+kill "$pid"
+wait "$pid" 2>/dev/null || true
+pid=""
+
+for point in created appended synced renamed dir_synced; do
+  for k in 1 5; do
+    rm -rf "$work/root"
+    start "$work/serve.log" "ANCHORAGE_FS_CRASH_AT=$point:$k"
+    # The seam may kill it before the drain (the disk tier saves its admission counts after a
+    # prefill): a crash anywhere is what the restart must survive.
+    ask "$work/turn1.json" >/dev/null || true
+    kill -TERM "$pid" 2>/dev/null || true  # the drain saves the conversation
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    pid=""
+    start "$work/serve.log"
+    tmp="$(find "$work/root" -name '*.tmp' | wc -l)"
+    [ "$tmp" -eq 0 ] || fail "$point:$k: .tmp files left after the restart"
+    got="$(ask "$work/turn2.json")"
+    [ "$(choices <<<"$got")" = "$want" ] || fail "$point:$k: the answer differs from the reference"
+    stats="$(curl -s -m 10 "$url/v1/cache/stats")"
+    python3 - "$point:$k" "$got" "$stats" <<'PY' || fail "$point:$k: stats"
+import json, sys
+where, got, stats = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+s = stats["spill"]
+assert s["enabled"], where
+assert s["restore_failures"] == 0, (where, s)
+print(where, "cached", got["usage"]["prompt_tokens_details"]["cached_tokens"], "entries",
+      s["entries"], "hits", s["hits"], "swept", s["swept_files"])
+PY
+    kill "$pid"
+    wait "$pid" 2>/dev/null || true
+    pid=""
+  done
+done
+
+# Without a crash the drain's entry comes back: the next turn resumes past the first prompt.
+rm -rf "$work/root"
+start "$work/serve.log"
+ask "$work/turn1.json" >/dev/null
+kill -TERM "$pid"
+wait "$pid" 2>/dev/null || true
+start "$work/serve.log"
+got="$(ask "$work/turn2.json")"
+[ "$(choices <<<"$got")" = "$want" ] || fail "no crash: the answer differs from the reference"
+python3 -c 'import json,sys; g=json.loads(sys.argv[1]); c=g["usage"]["prompt_tokens_details"]["cached_tokens"]; assert c > 2000, c' "$got" ||
+  fail "no crash: the next turn did not resume from the read-back conversation"
+kill "$pid"
+wait "$pid" 2>/dev/null || true
+pid=""
+echo "spill crash test: ok"

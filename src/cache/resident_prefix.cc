@@ -5,17 +5,13 @@
 #include <utility>
 
 #include "cache/end_replay.h"
+#include "core/token_prefix.h"
 
 namespace anchorage::cache {
 
-namespace {
+using core::common_prefix;
 
-int64_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
-  const size_t n = std::min(a.size(), b.size());
-  size_t i = 0;
-  while (i < n && a[i] == b[i]) ++i;
-  return int64_t(i);
-}
+namespace {
 
 // Up to k of the ascending positions pos[0..t], spread evenly, always with pos[t].
 std::vector<int64_t> spread(const std::vector<int64_t>& pos, size_t t, int k) {

@@ -15,8 +15,11 @@
 #include "core/byte_order.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/token_prefix.h"
 
 namespace anchorage::cache {
+
+using core::common_prefix;
 namespace {
 
 using core::Reason;
@@ -32,18 +35,6 @@ std::string block_name(const CacheKey& key) {
 
 Status corrupt(Reason r, const std::string& what) {
   return Status::corruption(r, "session spill: " + what);
-}
-
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-int64_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
-  const size_t n = std::min(a.size(), b.size());
-  size_t i = 0;
-  while (i < n && a[i] == b[i]) ++i;
-  return int64_t(i);
 }
 
 template <class Copy>
@@ -144,6 +135,8 @@ SessionSpill::SessionSpill(std::unique_ptr<BlobStore> store, std::string fingerp
       layout_(layout),
       granularity_(std::max<int64_t>(1, granularity)),
       options_(std::move(options)) {
+  for (const core::TensorSpec& v : layout_.views) row_bytes_ += v.bytes_per_token();
+  for (const core::TensorSpec& sec : layout_.sections) section_bytes_ += sec.bytes();
   if (options_.codec_threads > 1) pool_ = std::make_unique<SpillCodecPool>(options_.codec_threads);
 }
 
@@ -185,7 +178,7 @@ Status SessionSpill::scan() {
   if (!names) return names.error();
   const int64_t now = now_s();
   for (const std::string& name : *names) {
-    if (!ends_with(name, kManifestSuffix)) continue;
+    if (!name.ends_with(kManifestSuffix)) continue;
     auto e = read_manifest(name);
     bool missing = false;
     if (e) {
@@ -224,14 +217,14 @@ Status SessionSpill::scan() {
 // Blocks and anchors no manifest lists: a save a crash interrupted, or an entry's leftovers.
 void SessionSpill::remove_unlisted(const std::vector<std::string>& names) {
   for (const std::string& name : names) {
-    if (ends_with(name, kManifestSuffix)) continue;
+    if (name.ends_with(kManifestSuffix)) continue;
     CacheKey key;
     bool is_anchor = false;
     const bool ours = parse_blob_name(name, &key, &is_anchor) ||
-                      (ends_with(name, kBlockSuffix) &&
+                      (name.ends_with(kBlockSuffix) &&
                        CacheKey::from_hex(name.substr(0, name.size() - 6)).has_value());
     if (ours && file_refs_.count(name) != 0) continue;
-    if (ours || ends_with(name, ".tmp")) {
+    if (ours || name.ends_with(".tmp")) {
       (void)store_->remove(name);  // best effort: a stray kept is swept at the next open
       ++counts_.swept_files;
     }
@@ -594,16 +587,12 @@ ResumeOffer SessionSpill::offer(std::span<const int32_t> prompt, std::string_vie
   ResumeOffer best;
   const int64_t m = int64_t(prompt.size());
   if (m < 2) return best;
-  int64_t row_bytes = 0;
-  for (const core::TensorSpec& v : layout_.views) row_bytes += v.bytes_per_token();
-  int64_t section_bytes = 0;
-  for (const core::TensorSpec& s : layout_.sections) section_bytes += s.bytes();
   for (const auto& [id, e] : entries_) {
     const int64_t c = std::min(common_prefix(e.tokens, prompt), m - 1);
     for (auto a = e.anchors.rbegin(); a != e.anchors.rend(); ++a) {
       if (a->position > c) continue;
       if (a->position > best.resume_at) {
-        const int64_t bytes = a->position * row_bytes + section_bytes;
+        const int64_t bytes = a->position * row_bytes_ + section_bytes_;
         best = ResumeOffer{a->position, ResumeSource::kSpill, bytes, a->position,
                            exact_at(a->position, e.taint)};
         best.restore_ms = read_ms(bytes);

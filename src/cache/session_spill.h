@@ -228,6 +228,8 @@ class SessionSpill : public OfferSource {
   const core::StateLayout layout_;
   const int64_t granularity_;
   const SessionSpillOptions options_;
+  int64_t row_bytes_ = 0;      // one token's rows, every view (the offer's read estimate)
+  int64_t section_bytes_ = 0;  // every section
   std::map<std::string, Entry> entries_;                  // by id
   std::unordered_map<std::string, int> file_refs_;        // blob name -> entries
   std::unordered_map<std::string, uint64_t> file_bytes_;  // blob name -> size

@@ -6,18 +6,14 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/token_prefix.h"
 #include "server/generation_job.h"
 #include "text/tokenizer.h"
 
 namespace anchorage::server {
-namespace {
 
-int64_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
-  const size_t n = std::min(a.size(), b.size());
-  size_t i = 0;
-  while (i < n && a[i] == b[i]) ++i;
-  return int64_t(i);
-}
+using core::common_prefix;
+namespace {
 
 // Weights + the sequence's state buffers: what the engine holds whatever the caches do.
 int64_t engine_fixed_bytes(const engine::Engine& engine) {

@@ -13,17 +13,15 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/token_prefix.h"
 
 namespace anchorage::server {
+
+using core::common_prefix;
 namespace {
 
 int open_append(const std::string& path) {
   return ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-}
-
-int64_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
-  const auto m = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
-  return int64_t(m.first - a.begin());
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "cache/cache_file.h"
 #include "core/mem_fs.h"
 #include "core/posix_fs.h"
+#include "support/resume_check.h"
 #include "support/state_snapshot.h"
 #include "support/test_models.h"
 #include "support/toy_architecture.h"
@@ -96,25 +97,10 @@ std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& 
   return a;
 }
 
-// Restores the tier's offer for `prompt` into a scribbled engine, prefills the rest, and
-// compares everything with a cold prefill of the prompt.
 void expect_exact_resume(DiskTier& tier, engine::Engine& e, engine::Engine& ref,
                          const std::vector<int32_t>& prompt, int64_t expect_at,
                          int64_t rows_in_place = 0) {
-  const ResumeOffer o = tier.offer(prompt, {});
-  ASSERT_EQ(o.resume_at, expect_at);
-  ASSERT_EQ(o.source, ResumeSource::kDisk);
-  EXPECT_EQ(tier_of(o.source), ResumeTier::kDisk);
-  EXPECT_TRUE(o.exact);
-  EXPECT_GT(o.restore_ms, 0.0);
-  if (rows_in_place == 0) scribble(e);
-  ASSERT_TRUE(tier.restore(e, prompt, o, rows_in_place).is_ok());
-  ASSERT_EQ(e.length(), expect_at);
-  ASSERT_TRUE(e.prefill(std::span(prompt).subspan(size_t(expect_at))).is_ok());
-  const StateSnapshot want = test::cold_snapshot(ref, prompt);
-  const StateSnapshot got = take_snapshot(e);
-  EXPECT_TRUE(same_state(want, got));
-  EXPECT_TRUE(same_bits(want.logits, got.logits));
+  test::expect_exact_resume(tier, e, ref, prompt, expect_at, ResumeSource::kDisk, rows_in_place);
 }
 
 TEST(DiskTier, AHeadRestoresBitForBitInTheSameTierAndAfterReopening) {

@@ -16,6 +16,7 @@
 #include "cache/blob_store.h"
 #include "cache/cache_file.h"
 #include "core/mem_fs.h"
+#include "support/resume_check.h"
 #include "support/state_snapshot.h"
 #include "support/test_models.h"
 
@@ -89,25 +90,10 @@ void prefill_and_save(SessionSpill& spill, engine::Engine& e, const std::vector<
   ASSERT_TRUE(spill.save(e, c, kind).is_ok());
 }
 
-// Restores the spill's offer for `prompt` into the engine, prefills the rest and compares
-// everything with a cold prefill of the prompt.
-void expect_exact_resume(SessionSpill& spill, engine::Engine& e, engine::Engine& ref,
+void expect_exact_resume(SessionSpill& tier, engine::Engine& e, engine::Engine& ref,
                          const std::vector<int32_t>& prompt, int64_t expect_at,
                          int64_t rows_in_place = 0) {
-  const ResumeOffer o = spill.offer(prompt, {});
-  ASSERT_EQ(o.resume_at, expect_at);
-  ASSERT_EQ(o.source, ResumeSource::kSpill);
-  EXPECT_EQ(tier_name(o.source), "nvme_spill");
-  EXPECT_TRUE(o.exact);
-  EXPECT_GT(o.restore_ms, 0.0);
-  if (rows_in_place == 0) scribble(e);
-  ASSERT_TRUE(spill.restore(e, prompt, o, rows_in_place).is_ok());
-  ASSERT_EQ(e.length(), expect_at);
-  ASSERT_TRUE(e.prefill(std::span(prompt).subspan(size_t(expect_at))).is_ok());
-  const StateSnapshot want = test::cold_snapshot(ref, prompt);
-  const StateSnapshot got = take_snapshot(e);
-  EXPECT_TRUE(same_state(want, got));
-  EXPECT_TRUE(same_bits(want.logits, got.logits));
+  test::expect_exact_resume(tier, e, ref, prompt, expect_at, ResumeSource::kSpill, rows_in_place);
 }
 
 TEST(SessionSpill, AConversationComesBackBitForBitInTheSameSpillAndAfterReopening) {

@@ -416,6 +416,7 @@ Json measure_http(const Args& a, server::ServedModel& model, const std::string& 
   so.port = 0;
   so.model_name = "anchorage-" + a.preset;
   so.cache.disk_root = root;
+  so.cache.spill = false;  // the tier alone: a drained conversation would be in place
   if (a.quick) so.cache.disk.admission.min_tokens = 1024;
 
   std::vector<Head> heads;

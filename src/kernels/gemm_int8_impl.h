@@ -22,6 +22,33 @@ using Q8Tile = void (*)(const uint8_t* wt, const float* dw, int nb, const uint8_
                         int64_t ldy, bool first, int64_t n_cols);
 Q8Tile pick_q8_0(int rows);  // defined by the ISA file
 
+// A repacked Q4_K k block of one panel: the nibbles of sub-block j, inputs 4g .. 4g+3 of the
+// 32 lanes, at q[j][g] (lane l's 4 bytes at 4l); the sub-blocks' scales and mins as int32; d and
+// dmin as f32.
+struct Q4KRepacked {
+  alignas(64) uint8_t q[8][8][128];
+  alignas(64) int32_t sc[8][32];
+  alignas(64) int32_t mn[8][32];
+  alignas(64) float d[32];
+  alignas(64) float dmin[32];
+};
+using Q4KTile = void (*)(const Q4KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
+                         int64_t xs_off, int64_t kb, float* y, int64_t ldy, bool first,
+                         int64_t n_cols);
+Q4KTile pick_q4_k(int rows);  // defined by the ISA file
+
+// A repacked Q6_K k block of one panel: the unsigned 6-bit codes of sub-block j (16 inputs),
+// inputs 4g .. 4g+3 of the 32 lanes, at q[j][g]; the int8 scales as int32; d as f32.
+struct Q6KRepacked {
+  alignas(64) uint8_t q[16][4][128];
+  alignas(64) int32_t sc[16][32];
+  alignas(64) float d[32];
+};
+using Q6KTile = void (*)(const Q6KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
+                         int64_t xs_off, int64_t kb, float* y, int64_t ldy, bool first,
+                         int64_t n_cols);
+Q6KTile pick_q6_k(int rows);  // defined by the ISA file
+
 // Q8_0 blocks per repacked chunk: 8 KiB of quants + 1 KiB of scales, in L1 with the rows'
 // activations.
 constexpr int kQ8Chunk = 8;
@@ -29,8 +56,9 @@ constexpr int kQ8Chunk = 8;
 // 4 byte rows of 32 lanes (inputs k .. k+3 of a byte-interleaved panel) -> 128 bytes, lane l's
 // 4 bytes (k, k+1, k+2, k+3) at 4l: bytes paired, then pairs paired, within 128-bit halves,
 // then the halves put back in lane order.
-ANCHORAGE_FORCE_INLINE void transpose4x32(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2,
-                                          const uint8_t* r3, __m256i flip, uint8_t* out) {
+ANCHORAGE_FORCE_INLINE void transpose4x32_regs(const uint8_t* r0, const uint8_t* r1,
+                                               const uint8_t* r2, const uint8_t* r3, __m256i flip,
+                                               __m256i* v) {
   const __m256i a0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)r0), flip);
   const __m256i a1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)r1), flip);
   const __m256i a2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)r2), flip);
@@ -43,10 +71,17 @@ ANCHORAGE_FORCE_INLINE void transpose4x32(const uint8_t* r0, const uint8_t* r1, 
   const __m256i u1 = _mm256_unpackhi_epi16(t0, t2);  // lanes 4-7 | 20-23
   const __m256i u2 = _mm256_unpacklo_epi16(t1, t3);  // lanes 8-11 | 24-27
   const __m256i u3 = _mm256_unpackhi_epi16(t1, t3);  // lanes 12-15 | 28-31
-  _mm256_store_si256((__m256i*)out, _mm256_permute2x128_si256(u0, u1, 0x20));
-  _mm256_store_si256((__m256i*)(out + 32), _mm256_permute2x128_si256(u2, u3, 0x20));
-  _mm256_store_si256((__m256i*)(out + 64), _mm256_permute2x128_si256(u0, u1, 0x31));
-  _mm256_store_si256((__m256i*)(out + 96), _mm256_permute2x128_si256(u2, u3, 0x31));
+  v[0] = _mm256_permute2x128_si256(u0, u1, 0x20);
+  v[1] = _mm256_permute2x128_si256(u2, u3, 0x20);
+  v[2] = _mm256_permute2x128_si256(u0, u1, 0x31);
+  v[3] = _mm256_permute2x128_si256(u2, u3, 0x31);
+}
+
+ANCHORAGE_FORCE_INLINE void transpose4x32(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2,
+                                          const uint8_t* r3, __m256i flip, uint8_t* out) {
+  __m256i v[4];
+  transpose4x32_regs(r0, r1, r2, r3, flip, v);
+  for (int i = 0; i < 4; ++i) _mm256_store_si256((__m256i*)(out + 32 * i), v[i]);
 }
 
 // The 32 lanes' f16 at byte rows lo and lo + 32 of a byte-interleaved block, as f32 (exact;
@@ -96,10 +131,113 @@ inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
   }
 }
 
+// One Q4_K k block of a panel (144 byte rows of 32 lanes) -> Q4KRepacked.
+inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
+  scales_f16(blk, w->d);
+  scales_f16(blk + 64, w->dmin);
+  for (int l = 0; l < 32; ++l) {
+    uint8_t s[12];
+    for (int i = 0; i < 12; ++i) s[i] = blk[(4 + i) * 32 + l];
+    for (int j = 0; j < 8; ++j) {
+      if (j < 4) {
+        w->sc[j][l] = s[j] & 63;
+        w->mn[j][l] = s[j + 4] & 63;
+      } else {
+        w->sc[j][l] = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
+        w->mn[j][l] = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+      }
+    }
+  }
+  const __m256i zero = _mm256_setzero_si256(), m0f = _mm256_set1_epi8(0x0f);
+  for (int i = 0; i < 4; ++i) {
+    for (int g = 0; g < 8; ++g) {
+      const uint8_t* q = blk + (16 + 32 * i + 4 * g) * 32;
+      __m256i v[4];
+      transpose4x32_regs(q, q + 32, q + 64, q + 96, zero, v);
+      for (int c = 0; c < 4; ++c) {
+        _mm256_store_si256((__m256i*)(w->q[2 * i][g] + 32 * c), _mm256_and_si256(v[c], m0f));
+        _mm256_store_si256((__m256i*)(w->q[2 * i + 1][g] + 32 * c),
+                           _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f));
+      }
+    }
+  }
+}
+
+// One Q6_K k block of a panel (210 byte rows of 32 lanes) -> Q6KRepacked. Input 128h + 32t + e
+// is the nibble of ql row 64h + 32(t % 2) + e (low for t < 2) with bits 2t, 2t+1 of qh row
+// 128 + 32h + e as bits 4-5.
+inline void repack_q6_k(const uint8_t* blk, Q6KRepacked* w) {
+  scales_f16(blk + 208 * 32, w->d);
+  for (int j = 0; j < 16; ++j)
+    for (int l = 0; l < 32; ++l) w->sc[j][l] = static_cast<int8_t>(blk[(192 + j) * 32 + l]);
+  const __m256i zero = _mm256_setzero_si256(), m0f = _mm256_set1_epi8(0x0f),
+                m30 = _mm256_set1_epi8(0x30);
+  for (int h = 0; h < 2; ++h) {
+    for (int g = 0; g < 8; ++g) {
+      __m256i l0[4], l1[4], u[4];
+      const uint8_t* q0 = blk + (64 * h + 4 * g) * 32;
+      const uint8_t* q1 = blk + (64 * h + 32 + 4 * g) * 32;
+      const uint8_t* qh = blk + (128 + 32 * h + 4 * g) * 32;
+      transpose4x32_regs(q0, q0 + 32, q0 + 64, q0 + 96, zero, l0);
+      transpose4x32_regs(q1, q1 + 32, q1 + 64, q1 + 96, zero, l1);
+      transpose4x32_regs(qh, qh + 32, qh + 64, qh + 96, zero, u);
+      for (int t = 0; t < 4; ++t) {
+        const int j = 8 * h + 2 * t + g / 4;
+        for (int c = 0; c < 4; ++c) {
+          const __m256i l = t % 2 == 0 ? l0[c] : l1[c];
+          const __m256i nib = _mm256_and_si256(t < 2 ? l : _mm256_srli_epi16(l, 4), m0f);
+          const __m256i up =
+              t < 2 ? _mm256_slli_epi16(u[c], 4 - 2 * t) : _mm256_srli_epi16(u[c], 2 * t - 4);
+          _mm256_store_si256((__m256i*)(w->q[j][g % 4] + 32 * c),
+                             _mm256_or_si256(nib, _mm256_and_si256(up, m30)));
+        }
+      }
+    }
+  }
+}
+
+// Q6_K: one k block at a time, as Q4_K.
+inline void int8_q6_k_block(const GemmJob& job, const GemmBlock& b) {
+  Q6KRepacked w;
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nbt = job.K / 256, pstride = nbt * 32 * 210;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t kb = 0; kb < nbt; ++kb) {
+      repack_q6_k(panels + p * pstride + kb * 32 * 210, &w);
+      for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
+        const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);
+        pick_q6_k(r)(w, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off, kb,
+                     job.y + m * job.ldy + p * 32, job.ldy, kb == 0, job.N - p * 32);
+      }
+    }
+  }
+}
+
+// Q4_K: one k block (256 inputs) at a time, repacked once for all the block's row tiles.
+inline void int8_q4_k_block(const GemmJob& job, const GemmBlock& b) {
+  Q4KRepacked w;
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nbt = job.K / 256, pstride = nbt * 32 * 144;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t kb = 0; kb < nbt; ++kb) {
+      repack_q4_k(panels + p * pstride + kb * 32 * 144, &w);
+      for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
+        const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);
+        pick_q4_k(r)(w, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off, kb,
+                     job.y + m * job.ldy + p * 32, job.ldy, kb == 0, job.N - p * 32);
+      }
+    }
+  }
+}
+
 inline void gemm_int8_block_impl(int dtype, const GemmJob& job, const GemmBlock& b) {
   switch (core::DType(dtype)) {
     case core::DType::kQ8_0:
       return int8_q8_0_block(job, b);
+    case core::DType::kQ4_K:
+      return int8_q4_k_block(job, b);
+    case core::DType::kQ6_K:
+      return int8_q6_k_block(job, b);
     default:
       break;
   }

@@ -148,12 +148,246 @@ void q8_0_block(const GemmJob& job, const GemmBlock& b) {
   }
 }
 
+// Q4_K: rows of a tile (2R accumulators, 2R scaled sums, 4R sub-block sums, the transposed
+// quants and their nibbles, the constants: within 32 zmm).
+constexpr int kMrQ4K = 2;
+
+// The 8 sub-blocks' 6-bit scales and mins of a Q4_K k block's 32 lanes (byte rows 4-15) as
+// int32 [8][32], computed as kernels/quant.cc's q4k_scale_min on 32-bit lanes.
+ANCHORAGE_FORCE_INLINE void q4_k_scales(const uint8_t* blk, int32_t (*sc)[32], int32_t (*mn)[32]) {
+  const __m512i m63 = _mm512_set1_epi32(63), m15 = _mm512_set1_epi32(15);
+  for (int h = 0; h < 2; ++h) {
+    __m512i s[12];
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i)
+      s[i] = _mm512_maskz_cvtepu8_epi32(
+          kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + (4 + i) * 32 + 16 * h)));
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      __m512i c, m;
+      if (j < 4) {
+        c = _mm512_and_si512(s[j], m63);
+        m = _mm512_and_si512(s[j + 4], m63);
+      } else {
+        c = _mm512_or_si512(_mm512_and_si512(s[j + 4], m15),
+                            _mm512_slli_epi32(_mm512_srli_epi32(s[j - 4], 6), 4));
+        m = _mm512_or_si512(_mm512_srli_epi32(s[j + 4], 4),
+                            _mm512_slli_epi32(_mm512_srli_epi32(s[j], 6), 4));
+      }
+      _mm512_store_si512(sc[j] + 16 * h, c);
+      _mm512_store_si512(mn[j] + 16 * h, m);
+    }
+  }
+}
+
+// R rows x one Q4_K panel (144-byte-row k blocks: d, dmin, 12 scale rows, 128 quant rows whose
+// low / high nibbles are sub-blocks 2i / 2i + 1) over all of K, from +0.0f.
+template <int R>
+void q4_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
+               int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
+  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
+  const __m512i ph = _mm512_load_si512(kPerms.halves);
+  const __m512i m0f = _mm512_set1_epi8(0x0f);
+  alignas(64) int32_t sc[8][32], mn[8][32];
+  __m512 acc[R][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t kb = 0; kb < nbt; ++kb) {
+    const uint8_t* blk = panel + kb * 32 * 144;
+    q4_k_scales(blk, sc, mn);
+    __m512i S[R][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) S[r][0] = S[r][1] = _mm512_setzero_si512();
+    for (int i = 0; i < 4; ++i) {
+      __m512i lo[R][2], hi[R][2];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+        lo[r][0] = lo[r][1] = hi[r][0] = hi[r][1] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {
+        const uint8_t* q = blk + (16 + 32 * i + 4 * g) * 32;
+        const __m512i z01 = _mm512_loadu_si512(q), z23 = _mm512_loadu_si512(q + 64);
+        const __m512i t0 = _mm512_permutex2var_epi8(z01, p0, z23);
+        const __m512i t1 = _mm512_permutex2var_epi8(z01, p1, z23);
+        const __m512i l0 = _mm512_and_si512(t0, m0f), l1 = _mm512_and_si512(t1, m0f);
+        const __m512i h0 = _mm512_and_si512(_mm512_srli_epi16(t0, 4), m0f);
+        const __m512i h1 = _mm512_and_si512(_mm512_srli_epi16(t1, 4), m0f);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          const uint8_t* a = xrow + r * ldq + kb * 256 + 64 * i + 4 * g;
+          const __m512i alo = _mm512_set1_epi32(load_i32(a));
+          const __m512i ahi = _mm512_set1_epi32(load_i32(a + 32));
+          lo[r][0] = _mm512_dpbusd_epi32(lo[r][0], l0, alo);
+          lo[r][1] = _mm512_dpbusd_epi32(lo[r][1], l1, alo);
+          hi[r][0] = _mm512_dpbusd_epi32(hi[r][0], h0, ahi);
+          hi[r][1] = _mm512_dpbusd_epi32(hi[r][1], h1, ahi);
+        }
+      }
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const __m512i cl = _mm512_load_si512(sc[2 * i] + 16 * h);
+        const __m512i ch = _mm512_load_si512(sc[2 * i + 1] + 16 * h);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+          S[r][h] = _mm512_add_epi32(S[r][h], _mm512_add_epi32(_mm512_mullo_epi32(lo[r][h], cl),
+                                                               _mm512_mullo_epi32(hi[r][h], ch)));
+      }
+    }
+    __m512 d0, d1, m0, m1;
+    scales(blk, ph, &d0, &d1);
+    scales(blk + 64, ph, &m0, &m1);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + r * ldq + xs_off) + kb * 16;
+      __m512i Mn[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        const __m512i sj = _mm512_set1_epi32(s16[2 * j] + s16[2 * j + 1]);
+        Mn[0] = _mm512_add_epi32(Mn[0], _mm512_mullo_epi32(_mm512_load_si512(mn[j]), sj));
+        Mn[1] = _mm512_add_epi32(Mn[1], _mm512_mullo_epi32(_mm512_load_si512(mn[j] + 16), sj));
+      }
+      const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
+      acc[r][0] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, S[r][0]), _mm512_mul_ps(d0, dx),
+                                  acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, S[r][1]), _mm512_mul_ps(d1, dx),
+                                  acc[r][1]);
+      acc[r][0] =
+          _mm512_fnmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, Mn[0]), _mm512_mul_ps(m0, dx), acc[r][0]);
+      acc[r][1] =
+          _mm512_fnmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, Mn[1]), _mm512_mul_ps(m1, dx), acc[r][1]);
+    }
+  }
+  const __mmask16 k0 = lane_mask(n_cols), k1 = lane_mask(n_cols - 16);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    _mm512_mask_storeu_ps(y + r * ldy, k0, acc[r][0]);
+    _mm512_mask_storeu_ps(y + r * ldy + 16, k1, acc[r][1]);
+  }
+}
+
+void q4_k_block(const GemmJob& job, const GemmBlock& b) {
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nbt = job.K / 256, pstride = nbt * 32 * 144;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t m = b.m0; m < b.m1; m += kMrQ4K) {
+      const bool two = b.m1 - m >= 2;
+      (two ? &q4_k_tile<2> : &q4_k_tile<1>)(panels + p * pstride, nbt, job.xq + m * job.ldq,
+                                            job.ldq, job.xd_off, job.xs_off,
+                                            job.y + m * job.ldy + p * 32, job.ldy, job.N - p * 32);
+    }
+  }
+}
+
+// R rows x one Q6_K panel (210-byte-row k blocks: 128 rows of low nibbles ql, 64 of high bit
+// pairs qh, 16 of int8 scales, d) over all of K, from +0.0f. Per (h, t) and half sub-block of
+// 16 inputs, the 6-bit codes are assembled from the transposed ql and qh (the nibble, and the
+// bit pair shifted to bits 4-5), multiplied as unsigned, and the 32 offset is taken out of the
+// exact sum with the activations' sum of the sub-block.
+template <int R>
+void q6_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
+               int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
+  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
+  const __m512i ph = _mm512_load_si512(kPerms.halves);
+  const __m512i m0f = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+  __m512 acc[R][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t kb = 0; kb < nbt; ++kb) {
+    const uint8_t* blk = panel + kb * 32 * 210;
+    __m512i S[R][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) S[r][0] = S[r][1] = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {
+      for (int t = 0; t < 4; ++t) {
+#pragma GCC unroll 2
+        for (int sub = 0; sub < 2; ++sub) {
+          const int j = 8 * h + 2 * t + sub;  // the sub-block of 16 inputs
+          __m512i is[R][2];
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) is[r][0] = is[r][1] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+          for (int g = 4 * sub; g < 4 * sub + 4; ++g) {
+            const uint8_t* ql = blk + (64 * h + 32 * (t % 2) + 4 * g) * 32;
+            const uint8_t* qh = blk + (128 + 32 * h + 4 * g) * 32;
+            __m512i q[2];
+#pragma GCC unroll 2
+            for (int c = 0; c < 2; ++c) {
+              const __m512i perm = c == 0 ? p0 : p1;
+              const __m512i l = _mm512_permutex2var_epi8(_mm512_loadu_si512(ql), perm,
+                                                         _mm512_loadu_si512(ql + 64));
+              const __m512i u = _mm512_permutex2var_epi8(_mm512_loadu_si512(qh), perm,
+                                                         _mm512_loadu_si512(qh + 64));
+              const __m512i nib = _mm512_and_si512(t < 2 ? l : _mm512_srli_epi16(l, 4), m0f);
+              const __m512i up =
+                  t < 2 ? _mm512_slli_epi16(u, 4 - 2 * t) : _mm512_srli_epi16(u, 2 * t - 4);
+              q[c] = _mm512_or_si512(nib, _mm512_and_si512(up, m30));
+            }
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+              const __m512i a =
+                  _mm512_set1_epi32(load_i32(xrow + r * ldq + kb * 256 + 128 * h + 32 * t + 4 * g));
+              is[r][0] = _mm512_dpbusd_epi32(is[r][0], q[0], a);
+              is[r][1] = _mm512_dpbusd_epi32(is[r][1], q[1], a);
+            }
+          }
+          const __m512i sc0 = _mm512_maskz_cvtepi8_epi32(
+              kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + (192 + j) * 32)));
+          const __m512i sc1 = _mm512_maskz_cvtepi8_epi32(
+              kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + (192 + j) * 32 + 16)));
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) {
+            const __m512i off =
+                _mm512_set1_epi32(32 * load_i32(xrow + r * ldq + xs_off + 4 * (kb * 16 + j)));
+            S[r][0] =
+                _mm512_add_epi32(S[r][0], _mm512_mullo_epi32(_mm512_sub_epi32(is[r][0], off), sc0));
+            S[r][1] =
+                _mm512_add_epi32(S[r][1], _mm512_mullo_epi32(_mm512_sub_epi32(is[r][1], off), sc1));
+          }
+        }
+      }
+    }
+    __m512 d0, d1;
+    scales(blk + 208 * 32, ph, &d0, &d1);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
+      acc[r][0] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, S[r][0]), _mm512_mul_ps(d0, dx),
+                                  acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, S[r][1]), _mm512_mul_ps(d1, dx),
+                                  acc[r][1]);
+    }
+  }
+  const __mmask16 k0 = lane_mask(n_cols), k1 = lane_mask(n_cols - 16);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    _mm512_mask_storeu_ps(y + r * ldy, k0, acc[r][0]);
+    _mm512_mask_storeu_ps(y + r * ldy + 16, k1, acc[r][1]);
+  }
+}
+
+void q6_k_block(const GemmJob& job, const GemmBlock& b) {
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nbt = job.K / 256, pstride = nbt * 32 * 210;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t m = b.m0; m < b.m1; m += 2) {
+      const bool two = b.m1 - m >= 2;
+      (two ? &q6_k_tile<2> : &q6_k_tile<1>)(panels + p * pstride, nbt, job.xq + m * job.ldq,
+                                            job.ldq, job.xd_off, job.xs_off,
+                                            job.y + m * job.ldy + p * 32, job.ldy, job.N - p * 32);
+    }
+  }
+}
+
 }  // namespace
 
 void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
   switch (core::DType(dtype)) {
     case core::DType::kQ8_0:
       return q8_0_block(job, b);
+    case core::DType::kQ4_K:
+      return q4_k_block(job, b);
+    case core::DType::kQ6_K:
+      return q6_k_block(job, b);
     default:
       break;
   }

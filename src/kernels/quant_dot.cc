@@ -89,7 +89,7 @@ bool parse_quant_dot(std::string_view s, QuantDot* out) {
 
 bool int8_dot_type(core::DType t) {
   if (quant_dot() != QuantDot::kInt8) return false;
-  return t == core::DType::kQ8_0;
+  return t == core::DType::kQ8_0 || t == core::DType::kQ4_K || t == core::DType::kQ6_K;
 }
 
 ActFormat act_format(core::DType weight_type, int64_t K) {

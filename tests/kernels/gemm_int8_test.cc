@@ -165,9 +165,45 @@ TEST_P(GemmInt8, F32SettingGivesTheF32Chain) {
   EXPECT_FALSE(same_bits(p.run(p.x.data(), p.M, nullptr), ref));
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, GemmInt8, ::testing::Values(DType::kQ8_0), [](const auto& info) {
-  return std::string(core::dtype_name(info.param));
-});
+// Blocks of random bytes (every code, -128 for Q8_0, 15 for Q4_K, 63 for Q6_K, any scale and
+// min byte) with the f16 scales set to finite values, against activations whose blocks reach
+// both +-127: the integer paths must neither saturate (AVX2's 16-bit pair sums) nor overflow.
+TEST_P(GemmInt8, RandomBlockBytesAndFullScaleActivations) {
+  Int8Scope scope;
+  const DType t = GetParam();
+  const int64_t M = 9, K = 512, N = 70;
+  Problem p(M, K, N, t, 21);
+  core::Rng rng(22);
+  for (auto& b : p.rows) b = uint8_t(rng.next_u64());
+  const int64_t bb = core::dtype_block_bytes(t), rb = core::dtype_row_bytes(t, K);
+  for (int64_t r = 0; r < N; ++r) {
+    for (int64_t blk = 0; blk < K / core::dtype_block_elements(t); ++blk) {
+      uint8_t* b = p.rows.data() + r * rb + blk * bb;
+      const uint16_t h = uint16_t(0x2000 + rng.next_u64() % 0x1000);  // finite, ~2^-7 .. 2^-5
+      uint8_t* d = t == DType::kQ6_K ? b + 208 : b;
+      d[0] = uint8_t(h & 0xff);
+      d[1] = uint8_t(h >> 8);
+      if (t == DType::kQ4_K) {  // dmin
+        b[2] = uint8_t(h & 0xff);
+        b[3] = uint8_t(h >> 8);
+      }
+    }
+  }
+  // Every activation at +-(block max): every quant +-127.
+  for (int64_t i = 0; i < M * p.ldx; ++i) p.x[size_t(i)] = rng.next_u64() % 2 ? 3.0f : -3.0f;
+  p.w = PackedWeight::from_rows(p.rows.data(), t, N, K, t);
+  const std::vector<float> ref = p.ref();
+  for (Isa isa : runnable_isas()) {
+    core::set_active_isa(isa);
+    EXPECT_TRUE(same_bits(p.run(p.x.data(), M, nullptr), ref)) << core::isa_name(isa);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, GemmInt8,
+                         ::testing::Values(DType::kQ8_0, DType::kQ4_K, DType::kQ6_K),
+                         [](const auto& info) {
+                           return std::string(core::dtype_name(info.param));
+                         });
 
 // Round to nearest even: with amax 127 the scale is 1 and 1 / d = 1, so x * id = x exactly.
 TEST(QuantizeAct, RoundsHalfToEvenAndSums) {

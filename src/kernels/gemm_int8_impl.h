@@ -56,13 +56,20 @@ constexpr int kQ8Chunk = 8;
 // 4 byte rows of 32 lanes (inputs k .. k+3 of a byte-interleaved panel) -> 128 bytes, lane l's
 // 4 bytes (k, k+1, k+2, k+3) at 4l: bytes paired, then pairs paired, within 128-bit halves,
 // then the halves put back in lane order.
+template <bool kFlip>
 ANCHORAGE_FORCE_INLINE void transpose4x32_regs(const uint8_t* r0, const uint8_t* r1,
-                                               const uint8_t* r2, const uint8_t* r3, __m256i flip,
-                                               __m256i* v) {
-  const __m256i a0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)r0), flip);
-  const __m256i a1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)r1), flip);
-  const __m256i a2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)r2), flip);
-  const __m256i a3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)r3), flip);
+                                               const uint8_t* r2, const uint8_t* r3, __m256i* v) {
+  __m256i a0 = _mm256_loadu_si256((const __m256i*)r0);
+  __m256i a1 = _mm256_loadu_si256((const __m256i*)r1);
+  __m256i a2 = _mm256_loadu_si256((const __m256i*)r2);
+  __m256i a3 = _mm256_loadu_si256((const __m256i*)r3);
+  if (kFlip) {
+    const __m256i flip = _mm256_set1_epi8(char(0x80));
+    a0 = _mm256_xor_si256(a0, flip);
+    a1 = _mm256_xor_si256(a1, flip);
+    a2 = _mm256_xor_si256(a2, flip);
+    a3 = _mm256_xor_si256(a3, flip);
+  }
   const __m256i t0 = _mm256_unpacklo_epi8(a0, a1);  // lanes 0-7 | 16-23, (k, k+1)
   const __m256i t1 = _mm256_unpackhi_epi8(a0, a1);  // lanes 8-15 | 24-31
   const __m256i t2 = _mm256_unpacklo_epi8(a2, a3);
@@ -78,9 +85,9 @@ ANCHORAGE_FORCE_INLINE void transpose4x32_regs(const uint8_t* r0, const uint8_t*
 }
 
 ANCHORAGE_FORCE_INLINE void transpose4x32(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2,
-                                          const uint8_t* r3, __m256i flip, uint8_t* out) {
+                                          const uint8_t* r3, uint8_t* out) {
   __m256i v[4];
-  transpose4x32_regs(r0, r1, r2, r3, flip, v);
+  transpose4x32_regs<kFlipQ8>(r0, r1, r2, r3, v);
   for (int i = 0; i < 4; ++i) _mm256_store_si256((__m256i*)(out + 32 * i), v[i]);
 }
 
@@ -102,13 +109,12 @@ ANCHORAGE_FORCE_INLINE void scales_f16(const uint8_t* lo, float* out) {
 // nb Q8_0 k blocks of a panel (34 byte rows of 32 lanes each) -> wt [nb][8][128] (groups of 4
 // inputs, transposed) and dw [nb][32].
 inline void repack_q8_0(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
-  const __m256i flip = _mm256_set1_epi8(kFlipQ8 ? char(0x80) : 0);
   for (int b = 0; b < nb; ++b) {
     const uint8_t* blk = blocks + b * 32 * 34;
     scales_f16(blk, dw + b * 32);
     for (int g = 0; g < 8; ++g) {
       const uint8_t* q = blk + (2 + 4 * g) * 32;
-      transpose4x32(q, q + 32, q + 64, q + 96, flip, wt + b * 1024 + g * 128);
+      transpose4x32(q, q + 32, q + 64, q + 96, wt + b * 1024 + g * 128);
     }
   }
 }
@@ -135,25 +141,33 @@ inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
 inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
   scales_f16(blk, w->d);
   scales_f16(blk + 64, w->dmin);
-  for (int l = 0; l < 32; ++l) {
-    uint8_t s[12];
-    for (int i = 0; i < 12; ++i) s[i] = blk[(4 + i) * 32 + l];
+  // The scales and mins as kernels/quant.cc's q4k_scale_min, on 8 lanes of 32 bits at a time.
+  const __m256i m63 = _mm256_set1_epi32(63), m15 = _mm256_set1_epi32(15);
+  for (int c = 0; c < 4; ++c) {
+    __m256i s[12];
+    for (int i = 0; i < 12; ++i)
+      s[i] = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)(blk + (4 + i) * 32 + 8 * c)));
     for (int j = 0; j < 8; ++j) {
+      __m256i sc, mn;
       if (j < 4) {
-        w->sc[j][l] = s[j] & 63;
-        w->mn[j][l] = s[j + 4] & 63;
+        sc = _mm256_and_si256(s[j], m63);
+        mn = _mm256_and_si256(s[j + 4], m63);
       } else {
-        w->sc[j][l] = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
-        w->mn[j][l] = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+        sc = _mm256_or_si256(_mm256_and_si256(s[j + 4], m15),
+                             _mm256_slli_epi32(_mm256_srli_epi32(s[j - 4], 6), 4));
+        mn = _mm256_or_si256(_mm256_srli_epi32(s[j + 4], 4),
+                             _mm256_slli_epi32(_mm256_srli_epi32(s[j], 6), 4));
       }
+      _mm256_store_si256((__m256i*)(w->sc[j] + 8 * c), sc);
+      _mm256_store_si256((__m256i*)(w->mn[j] + 8 * c), mn);
     }
   }
-  const __m256i zero = _mm256_setzero_si256(), m0f = _mm256_set1_epi8(0x0f);
+  const __m256i m0f = _mm256_set1_epi8(0x0f);
   for (int i = 0; i < 4; ++i) {
     for (int g = 0; g < 8; ++g) {
       const uint8_t* q = blk + (16 + 32 * i + 4 * g) * 32;
       __m256i v[4];
-      transpose4x32_regs(q, q + 32, q + 64, q + 96, zero, v);
+      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
       for (int c = 0; c < 4; ++c) {
         _mm256_store_si256((__m256i*)(w->q[2 * i][g] + 32 * c), _mm256_and_si256(v[c], m0f));
         _mm256_store_si256((__m256i*)(w->q[2 * i + 1][g] + 32 * c),
@@ -169,18 +183,20 @@ inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
 inline void repack_q6_k(const uint8_t* blk, Q6KRepacked* w) {
   scales_f16(blk + 208 * 32, w->d);
   for (int j = 0; j < 16; ++j)
-    for (int l = 0; l < 32; ++l) w->sc[j][l] = static_cast<int8_t>(blk[(192 + j) * 32 + l]);
-  const __m256i zero = _mm256_setzero_si256(), m0f = _mm256_set1_epi8(0x0f),
-                m30 = _mm256_set1_epi8(0x30);
+    for (int c = 0; c < 4; ++c)
+      _mm256_store_si256(
+          (__m256i*)(w->sc[j] + 8 * c),
+          _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(blk + (192 + j) * 32 + 8 * c))));
+  const __m256i m0f = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
   for (int h = 0; h < 2; ++h) {
     for (int g = 0; g < 8; ++g) {
       __m256i l0[4], l1[4], u[4];
       const uint8_t* q0 = blk + (64 * h + 4 * g) * 32;
       const uint8_t* q1 = blk + (64 * h + 32 + 4 * g) * 32;
       const uint8_t* qh = blk + (128 + 32 * h + 4 * g) * 32;
-      transpose4x32_regs(q0, q0 + 32, q0 + 64, q0 + 96, zero, l0);
-      transpose4x32_regs(q1, q1 + 32, q1 + 64, q1 + 96, zero, l1);
-      transpose4x32_regs(qh, qh + 32, qh + 64, qh + 96, zero, u);
+      transpose4x32_regs<false>(q0, q0 + 32, q0 + 64, q0 + 96, l0);
+      transpose4x32_regs<false>(q1, q1 + 32, q1 + 64, q1 + 96, l1);
+      transpose4x32_regs<false>(qh, qh + 32, qh + 64, qh + 96, u);
       for (int t = 0; t < 4; ++t) {
         const int j = 8 * h + 2 * t + g / 4;
         for (int c = 0; c < 4; ++c) {

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 6;
+inline constexpr int kKernelVersion = 7;
 
 }  // namespace anchorage::kernels

@@ -9,7 +9,8 @@
 // read f16, Q8_0, Q4_K and Q6_K panels in place and dequantize in registers
 // (gemm_decode_impl.h), to the same values, so a row's bits do not depend on which path its
 // block took; the other quantized types always unpack.
-// Weight types with an integer dot (kernels/quant_dot.h; the default for Q8_0) take another
+// Weight types with an integer dot (kernels/quant_dot.h; by default Q8_0, Q4_K, Q6_K, Q4_0,
+// IQ4_NL) take another
 // arithmetic for every M: the rows' activations are quantized once per call, then every block
 // runs the ISA's integer-dot kernel (gemm_int8_impl.h), whose bits equal the scalar one's.
 #include "kernels/gemm.h"

@@ -119,15 +119,52 @@ inline void repack_q8_0(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
   }
 }
 
+// nb Q4_0 or IQ4_NL k blocks of a panel (18 byte rows: f16 d, then 16 rows whose low / high
+// nibbles are inputs e / 16 + e) -> the Q8_0 repack's layout, as the signed weight codes
+// (q - 8, or IQ4_NL's table level): so the Q8_0 tile multiplies them unchanged.
+template <bool kIq4>
+inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
+  const __m256i m0f = _mm256_set1_epi8(0x0f);
+  const __m256i table = kIq4 ? _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25,
+                                                38, 53, 69, 89, 113, -127, -104, -83, -65, -49, -35,
+                                                -22, -10, 1, 13, 25, 38, 53, 69, 89, 113)
+                             : _mm256_set1_epi8(8);
+  for (int b = 0; b < nb; ++b) {
+    const uint8_t* blk = blocks + b * 32 * 18;
+    scales_f16(blk, dw + b * 32);
+    for (int g = 0; g < 4; ++g) {
+      const uint8_t* q = blk + (2 + 4 * g) * 32;
+      __m256i v[4];
+      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      for (int c = 0; c < 4; ++c) {
+        const __m256i lo = _mm256_and_si256(v[c], m0f);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
+        const __m256i wl = kIq4 ? _mm256_shuffle_epi8(table, lo) : _mm256_sub_epi8(lo, table);
+        const __m256i wh = kIq4 ? _mm256_shuffle_epi8(table, hi) : _mm256_sub_epi8(hi, table);
+        _mm256_store_si256((__m256i*)(wt + b * 1024 + g * 128 + 32 * c), wl);
+        _mm256_store_si256((__m256i*)(wt + b * 1024 + (4 + g) * 128 + 32 * c), wh);
+      }
+    }
+  }
+}
+
+// Q8_0, and through its repack to signed codes Q4_0 and IQ4_NL (block_bytes 34 or 18).
+template <int kType>
 inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
+  constexpr int64_t kBlockBytes = kType == int(core::DType::kQ8_0) ? 34 : 18;
   alignas(64) uint8_t wt[kQ8Chunk * 1024];
   alignas(64) float dw[kQ8Chunk * 32];
   const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
-  const int64_t nbt = job.K / 32, pstride = nbt * 32 * 34;
+  const int64_t nbt = job.K / 32, pstride = nbt * 32 * kBlockBytes;
   for (int64_t p = b.p0; p < b.p1; ++p) {
     for (int64_t kb0 = 0; kb0 < nbt; kb0 += kQ8Chunk) {
       const int nb = int(nbt - kb0 < kQ8Chunk ? nbt - kb0 : kQ8Chunk);
-      repack_q8_0(panels + p * pstride + kb0 * 32 * 34, nb, wt, dw);
+      const uint8_t* src = panels + p * pstride + kb0 * 32 * kBlockBytes;
+      if (kType == int(core::DType::kQ8_0)) {
+        repack_q8_0(src, nb, wt, dw);
+      } else {
+        repack_q4_32<kType == int(core::DType::kIQ4_NL)>(src, nb, wt, dw);
+      }
       for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
         const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);
         pick_q8_0(r)(wt, dw, nb, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off, kb0,
@@ -249,7 +286,11 @@ inline void int8_q4_k_block(const GemmJob& job, const GemmBlock& b) {
 inline void gemm_int8_block_impl(int dtype, const GemmJob& job, const GemmBlock& b) {
   switch (core::DType(dtype)) {
     case core::DType::kQ8_0:
-      return int8_q8_0_block(job, b);
+      return int8_q8_0_block<int(core::DType::kQ8_0)>(job, b);
+    case core::DType::kQ4_0:
+      return int8_q8_0_block<int(core::DType::kQ4_0)>(job, b);
+    case core::DType::kIQ4_NL:
+      return int8_q8_0_block<int(core::DType::kIQ4_NL)>(job, b);
     case core::DType::kQ4_K:
       return int8_q4_k_block(job, b);
     case core::DType::kQ6_K:

@@ -148,6 +148,91 @@ void q8_0_block(const GemmJob& job, const GemmBlock& b) {
   }
 }
 
+// R rows x one Q4_0 or IQ4_NL panel (18-byte-row k blocks: d, then 16 rows whose low / high
+// nibbles are inputs e / 16 + e) over all of K, from +0.0f. Q4_0's nibble q enters unsigned
+// and the block sum starts from -8 * a_sum (sum of (q - 8) * a); IQ4_NL's level (vpshufb of the
+// table) enters as level ^ 0x80 with -128 * a_sum, as Q8_0.
+template <bool kIq4, int R>
+void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
+                int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
+  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
+  const __m512i ph = _mm512_load_si512(kPerms.halves);
+  const __m512i m0f = _mm512_set1_epi8(0x0f);
+  const __m512i table = _mm512_broadcast_i32x4(
+      _mm_setr_epi8(char(-127 ^ 0x80), char(-104 ^ 0x80), char(-83 ^ 0x80), char(-65 ^ 0x80),
+                    char(-49 ^ 0x80), char(-35 ^ 0x80), char(-22 ^ 0x80), char(-10 ^ 0x80),
+                    char(1 ^ 0x80), char(13 ^ 0x80), char(25 ^ 0x80), char(38 ^ 0x80),
+                    char(53 ^ 0x80), char(69 ^ 0x80), char(89 ^ 0x80), char(113 ^ 0x80)));
+  __m512 acc[R][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t kb = 0; kb < nbt; ++kb) {
+    const uint8_t* blk = panel + kb * 32 * 18;
+    __m512i ia[R][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      ia[r][0] = ia[r][1] =
+          _mm512_set1_epi32((kIq4 ? -128 : -8) * load_i32(xrow + r * ldq + xs_off + 4 * kb));
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) {
+      const __m512i z01 = _mm512_loadu_si512(blk + (2 + 4 * g) * 32);
+      const __m512i z23 = _mm512_loadu_si512(blk + (4 + 4 * g) * 32);
+      __m512i w[2][2];  // [low / high nibble][lanes 0-15 / 16-31]
+#pragma GCC unroll 2
+      for (int c = 0; c < 2; ++c) {
+        const __m512i t = _mm512_permutex2var_epi8(z01, c == 0 ? p0 : p1, z23);
+        w[0][c] = _mm512_and_si512(t, m0f);
+        w[1][c] = _mm512_and_si512(_mm512_srli_epi16(t, 4), m0f);
+        if (kIq4) {
+          w[0][c] = _mm512_shuffle_epi8(table, w[0][c]);
+          w[1][c] = _mm512_shuffle_epi8(table, w[1][c]);
+        }
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const uint8_t* a = xrow + r * ldq + kb * 32 + 4 * g;
+        const __m512i alo = _mm512_set1_epi32(load_i32(a)),
+                      ahi = _mm512_set1_epi32(load_i32(a + 16));
+        ia[r][0] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(ia[r][0], w[0][0], alo), w[1][0], ahi);
+        ia[r][1] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(ia[r][1], w[0][1], alo), w[1][1], ahi);
+      }
+    }
+    __m512 d0, d1;
+    scales(blk, ph, &d0, &d1);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
+      acc[r][0] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, ia[r][0]), _mm512_mul_ps(d0, dx),
+                                  acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, ia[r][1]), _mm512_mul_ps(d1, dx),
+                                  acc[r][1]);
+    }
+  }
+  const __mmask16 k0 = lane_mask(n_cols), k1 = lane_mask(n_cols - 16);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    _mm512_mask_storeu_ps(y + r * ldy, k0, acc[r][0]);
+    _mm512_mask_storeu_ps(y + r * ldy + 16, k1, acc[r][1]);
+  }
+}
+
+template <bool kIq4>
+void q4_32_block(const GemmJob& job, const GemmBlock& b) {
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nbt = job.K / 32, pstride = nbt * 32 * 18;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t m = b.m0; m < b.m1; m += kMr) {
+      const int r = int(b.m1 - m < kMr ? b.m1 - m : kMr);
+      const Q8Tile fn = r == 1   ? &q4_32_tile<kIq4, 1>
+                        : r == 2 ? &q4_32_tile<kIq4, 2>
+                        : r == 3 ? &q4_32_tile<kIq4, 3>
+                                 : &q4_32_tile<kIq4, 4>;
+      fn(panels + p * pstride, nbt, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off,
+         job.y + m * job.ldy + p * 32, job.ldy, job.N - p * 32);
+    }
+  }
+}
+
 // Q4_K: rows of a tile (2R accumulators, 2R scaled sums, 4R sub-block sums, the transposed
 // quants and their nibbles, the constants: within 32 zmm).
 constexpr int kMrQ4K = 2;
@@ -388,6 +473,10 @@ void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
       return q4_k_block(job, b);
     case core::DType::kQ6_K:
       return q6_k_block(job, b);
+    case core::DType::kQ4_0:
+      return q4_32_block<false>(job, b);
+    case core::DType::kIQ4_NL:
+      return q4_32_block<true>(job, b);
     default:
       break;
   }

@@ -77,6 +77,37 @@ void int8_q8_0(const GemmJob& job, const GemmBlock& b) {
   }
 }
 
+// Q4_0 and IQ4_NL (32-blocks: f16 d, then 16 bytes whose low / high nibbles are inputs e /
+// 16 + e): as Q8_0 with the signed code w = q - 8, or IQ4_NL's table level kUnpackIq4Values[q].
+template <bool kIq4>
+void int8_q4_32(const GemmJob& job, const GemmBlock& b) {
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nb = job.K / 32, pstride = nb * 32 * 18;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t m = b.m0; m < b.m1; ++m) {
+      const uint8_t* row = job.xq + m * job.ldq;
+      const int8_t* a = reinterpret_cast<const int8_t*>(row);
+      const float* dx = reinterpret_cast<const float*>(row + job.xd_off);
+      float acc[32] = {};
+      for (int64_t kb = 0; kb < nb; ++kb) {
+        const uint8_t* blk = panels + p * pstride + kb * 32 * 18;
+        for (int l = 0; l < 32; ++l) {
+          int32_t isum = 0;
+          for (int i = 0; i < 32; ++i) {
+            const uint8_t byte = blk[(2 + i % 16) * 32 + l];
+            const int q = i < 16 ? byte & 0xF : byte >> 4;
+            isum += (kIq4 ? kUnpackIq4Values[q] : q - 8) * a[kb * 32 + i];
+          }
+          const float dw = core::f16_to_f32(uint16_t(blk[l] | blk[32 + l] << 8));
+          acc[l] = std::fma(float(isum), dw * dx[kb], acc[l]);
+        }
+      }
+      float* y = job.y + m * job.ldy + p * 32;
+      for (int64_t j = 0; j < job.N - p * 32 && j < 32; ++j) y[j] = acc[j];
+    }
+  }
+}
+
 // Q4_K sub-block j's 6-bit scale and min from a lane's 12 scale bytes (as kernels/quant.cc).
 void q4_k_scale_min(int j, const uint8_t* s, int* sc, int* m) {
   if (j < 4) {
@@ -192,6 +223,10 @@ void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
       return int8_q4_k(job, b);
     case core::DType::kQ6_K:
       return int8_q6_k(job, b);
+    case core::DType::kQ4_0:
+      return int8_q4_32<false>(job, b);
+    case core::DType::kIQ4_NL:
+      return int8_q4_32<true>(job, b);
     default:
       break;
   }

@@ -200,7 +200,8 @@ TEST_P(GemmInt8, RandomBlockBytesAndFullScaleActivations) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GemmInt8,
-                         ::testing::Values(DType::kQ8_0, DType::kQ4_K, DType::kQ6_K),
+                         ::testing::Values(DType::kQ8_0, DType::kQ4_K, DType::kQ6_K, DType::kQ4_0,
+                                           DType::kIQ4_NL),
                          [](const auto& info) {
                            return std::string(core::dtype_name(info.param));
                          });

@@ -126,7 +126,11 @@ void gemm_int8_ref(const float* x, int64_t M, int64_t ldx, const void* rows, cor
                    int64_t N, int64_t K, float* y, int64_t ldy) {
   if (type == core::DType::kQ4_K) return gemm_int8_ref_q4_k(x, M, ldx, rows, N, K, y, ldy);
   if (type == core::DType::kQ6_K) return gemm_int8_ref_q6_k(x, M, ldx, rows, N, K, y, ldy);
-  ANCHORAGE_CHECK(type == core::DType::kQ8_0);
+  ANCHORAGE_CHECK(type == core::DType::kQ8_0 || type == core::DType::kQ4_0 ||
+                  type == core::DType::kIQ4_NL);
+  // IQ4_NL's 16 levels (ggml's kvalues_iq4nl).
+  static const int kLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                  1,    13,   25,  38,  53,  69,  89,  113};
   const int64_t B = 32;
   const int64_t row_bytes = core::dtype_row_bytes(type, K);
   std::vector<int8_t> xq(static_cast<size_t>(K));
@@ -138,12 +142,22 @@ void gemm_int8_ref(const float* x, int64_t M, int64_t ldx, const void* rows, cor
       const uint8_t* row = static_cast<const uint8_t*>(rows) + n * row_bytes;
       float acc = 0.0f;
       for (int64_t b = 0; b < K / B; ++b) {
-        const uint8_t* blk = row + b * 34;  // f16 d, 32 int8
+        // Q8_0: f16 d, 32 int8. Q4_0 / IQ4_NL: f16 d, 16 bytes, element i < 16 the low nibble
+        // of byte i, 16 + i the high; value q - 8 / kLevels[q].
+        const uint8_t* blk = row + b * (type == core::DType::kQ8_0 ? 34 : 18);
         uint16_t h;
         std::memcpy(&h, blk, 2);
         int32_t sum = 0;
-        for (int64_t i = 0; i < B; ++i)
-          sum += int32_t(static_cast<int8_t>(blk[2 + i])) * xq[size_t(b * B + i)];
+        for (int64_t i = 0; i < B; ++i) {
+          int w;
+          if (type == core::DType::kQ8_0) {
+            w = static_cast<int8_t>(blk[2 + i]);
+          } else {
+            const int q = i < 16 ? blk[2 + i] & 0xF : blk[2 + i - 16] >> 4;
+            w = type == core::DType::kQ4_0 ? q - 8 : kLevels[q];
+          }
+          sum += w * xq[size_t(b * B + i)];
+        }
         acc = std::fma(float(sum), core::f16_to_f32(h) * xd[size_t(b)], acc);
       }
       y[m * ldy + n] = acc;

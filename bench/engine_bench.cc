@@ -41,6 +41,7 @@
 #include "core/thread_pool.h"
 #include "engine/engine.h"
 #include "engine/sampler.h"
+#include "kernels/quant_dot.h"
 #include "model/gguf/gguf_file.h"
 #include "model/gguf/qwen35_gguf_loader.h"
 #include "model/op_profile.h"
@@ -333,6 +334,8 @@ int main(int argc, char** argv) {
               {"preset", a.model.empty() ? a.preset : a.model},
               {"threads", n_threads},
               {"isa", std::string(core::isa_name(core::active_isa()))},
+              // Q8_0 / Q4_K / Q6_K arithmetic (ANCHORAGE_QUANT_DOT, kernels/quant_dot.h).
+              {"quant_dot", std::string(kernels::quant_dot_name(kernels::quant_dot()))},
               {"prefill_chunk", 1024},
               {"copy_bandwidth_gb_s", bw.copy_gb_s},
               {"read_bandwidth_gb_s", bw.read_gb_s},

@@ -26,6 +26,7 @@
 #include "core/thread_pool.h"
 #include "kernels/gemm.h"
 #include "kernels/packed_weight.h"
+#include "kernels/quant_dot.h"
 
 namespace anchorage {
 namespace {
@@ -332,6 +333,9 @@ int main(int argc, char** argv) {
   }
   benchmark::AddCustomContext(
       "isa", std::string(anchorage::core::isa_name(anchorage::core::active_isa())));
+  benchmark::AddCustomContext(
+      "quant_dot",
+      std::string(anchorage::kernels::quant_dot_name(anchorage::kernels::quant_dot())));
   anchorage::register_all();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

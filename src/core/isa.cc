@@ -64,6 +64,15 @@ Isa detected_isa() {
   return isa;
 }
 
+bool cpu_has_avx512_vnni() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return detected_isa() == Isa::kAvx512 && __builtin_cpu_supports("avx512vnni") &&
+           __builtin_cpu_supports("avx512vbmi");
+  }();
+  return has;
+}
+
 Isa active_isa() {
   return Isa(active().load(std::memory_order_relaxed));
 }

@@ -15,6 +15,9 @@ bool parse_isa(std::string_view s, Isa* out);
 
 // The best ISA this CPU runs (AVX-512 needs F, BW, DQ and VL; AVX2 needs FMA too).
 Isa detected_isa();
+// True if this CPU has AVX-512 VNNI (vpdpbusd) and VBMI (vpermt2b): the integer-dot GEMM uses
+// them under kAvx512, to the same bits as AVX2's vpmaddubsw path (kernels/quant_dot.h).
+bool cpu_has_avx512_vnni();
 // The ISA kernels use now: detected_isa() unless lowered by ANCHORAGE_ISA or set_active_isa().
 Isa active_isa();
 // Lowers (or restores) the active ISA; an ISA the CPU cannot run is clamped to detected_isa().

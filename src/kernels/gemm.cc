@@ -9,12 +9,17 @@
 // read f16, Q8_0, Q4_K and Q6_K panels in place and dequantize in registers
 // (gemm_decode_impl.h), to the same values, so a row's bits do not depend on which path its
 // block took; the other quantized types always unpack.
+// Weight types with an integer dot (kernels/quant_dot.h; by default Q8_0, Q4_K, Q6_K, Q4_0,
+// IQ4_NL) take another
+// arithmetic for every M: the rows' activations are quantized once per call, then every block
+// runs the ISA's integer-dot kernel (gemm_int8_impl.h), whose bits equal the scalar one's.
 #include "kernels/gemm.h"
 
 #include "core/aligned_buffer.h"
 #include "core/check.h"
 #include "core/isa.h"
 #include "kernels/gemm_job.h"
+#include "kernels/quant_dot.h"
 
 namespace anchorage::kernels {
 
@@ -85,6 +90,27 @@ void unpacked_block(BlockFn fn, const GemmJob& job, const PackedWeight& w, const
   }
 }
 
+// The quantized activations of a call (kernels/quant_dot.h), on the calling thread.
+uint8_t* act_buffer(int64_t bytes) {
+  thread_local core::AlignedBuffer buf;
+  if (int64_t(buf.size()) < bytes) buf = core::AlignedBuffer(size_t(bytes));
+  return static_cast<uint8_t*>(buf.data());
+}
+
+using Int8Fn = void (*)(int, const GemmJob&, const GemmBlock&);
+
+Int8Fn int8_fn() {
+  switch (core::active_isa()) {
+    case core::Isa::kAvx512:
+      return core::cpu_has_avx512_vnni() ? &isa_vnni::gemm_int8_block : &isa_avx2::gemm_int8_block;
+    case core::Isa::kAvx2:
+      return &isa_avx2::gemm_int8_block;
+    case core::Isa::kScalar:
+      break;
+  }
+  return &isa_scalar::gemm_int8_block;
+}
+
 }  // namespace
 
 void gemm(const float* x, int64_t M, int64_t ldx, const PackedWeight& w, float* y, int64_t ldy,
@@ -119,6 +145,25 @@ void gemm(const float* x, int64_t M, int64_t ldx, const PackedWeight& w, float* 
   job.N = N;
   job.y = y;
   job.ldy = ldy;
+  const bool int8 = int8_dot_type(dt);
+  if (int8) {
+    // Each row quantized once, by the one baseline quantizer every ISA reads; rows split over
+    // the pool (a row's bytes depend on that row only).
+    const ActFormat f = act_format(dt, K);
+    uint8_t* act = act_buffer(M * f.row_bytes);
+    constexpr int64_t kRowsPerTask = 16;
+    core::parallel_for(M > kRowsPerTask ? pool : nullptr, ceil_div(M, kRowsPerTask),
+                       [&](int64_t t) {
+                         const int64_t m1 = (t + 1) * kRowsPerTask < M ? (t + 1) * kRowsPerTask : M;
+                         for (int64_t m = t * kRowsPerTask; m < m1; ++m)
+                           quantize_act_row(dt, x + m * ldx, K, act + m * f.row_bytes);
+                       });
+    job.xq = act;
+    job.ldq = f.row_bytes;
+    job.xd_off = f.d_offset;
+    job.xs_off = f.s_offset;
+  }
+  const Int8Fn int8_block = int8 ? int8_fn() : nullptr;
 
   // Rows in blocks of at most kGemmMc (evenly sized), panels in blocks of at most
   // kGemmNcPanels, fewer panels a block when that gives each thread kBlocksPerThread blocks.
@@ -139,7 +184,9 @@ void gemm(const float* x, int64_t M, int64_t ldx, const PackedWeight& w, float* 
     b.m1 = b.m0 + mc < M ? b.m0 + mc : M;
     b.p0 = nb * pc;
     b.p1 = b.p0 + pc < panels ? b.p0 + pc : panels;
-    if (in_place) {
+    if (int8) {
+      int8_block(int(dt), job, b);
+    } else if (in_place) {
       fn(job, b);
     } else if (in_registers && b.m1 - b.m0 <= register_rows) {
       decode_fn(int(w.dtype()), job, b);

@@ -9,6 +9,9 @@
 // quantized types are unpacked to f32 a K block at a time first (or, for Q8_0 / Q4_K blocks of
 // <= 8 rows on AVX-512, dequantized in registers to the same values), so the result equals the
 // f32 GEMM over the dequantized weights bit for bit.
+// Exception, on purpose: Q8_0, Q4_K, Q6_K, Q4_0 and IQ4_NL weights take integer dot products on
+// per-row quantized activations by default (kernels/quant_dot.h: another fixed order, with the same
+// invariance over M, threads and ISA); ANCHORAGE_QUANT_DOT=f32 restores the chain above.
 #pragma once
 
 #include <cstdint>

@@ -25,6 +25,11 @@ struct GemmJob {
   int64_t N = 0;
   float* y = nullptr;  // [M][ldy] f32
   int64_t ldy = 0;
+  // The integer-dot path (gemm_int8_impl.h): the M rows' activations quantized by
+  // quantize_act_row(), row m at xq + m * ldq (kernels/quant_dot.h ActFormat: K int8, then the
+  // f32 scales at byte xd_off, the int32 sums at byte xs_off). x is unused there.
+  const uint8_t* xq = nullptr;
+  int64_t ldq = 0, xd_off = 0, xs_off = 0;
 };
 
 // The part of a job one task computes: rows [m0, m1), panels [p0, p1) (32 columns each).
@@ -49,6 +54,9 @@ void gemm_block(const GemmJob& job, const GemmBlock& b);
 // (kernels/unpack_impl.h); f16 -> f32 of n contiguous halves.
 void unpack_kblocks(int dtype, const uint8_t* blocks, int64_t n, float* out);
 void unpack_f16(const uint16_t* src, int64_t n, float* out);
+// The integer-dot GEMM of a block over panels of `dtype` (kernels/quant_dot.h): y = the float
+// combination of exact integer block dots in block order, from +0.0f (gemm_int8_impl.h).
+void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b);
 }  // namespace isa_scalar
 namespace isa_avx2 {
 void gemm_block(const GemmJob& job, const GemmBlock& b);
@@ -60,6 +68,7 @@ void gemm_decode_block(int dtype, const GemmJob& job, const GemmBlock& b);
 // (kernels/unpack_impl.h); f16 -> f32 of n contiguous halves.
 void unpack_kblocks(int dtype, const uint8_t* blocks, int64_t n, float* out);
 void unpack_f16(const uint16_t* src, int64_t n, float* out);
+void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b);  // vpmaddubsw
 }  // namespace isa_avx2
 namespace isa_avx512 {
 void gemm_block(const GemmJob& job, const GemmBlock& b);
@@ -69,5 +78,10 @@ void gemm_decode_block(int dtype, const GemmJob& job, const GemmBlock& b);  // a
 void unpack_kblocks(int dtype, const uint8_t* blocks, int64_t n, float* out);
 void unpack_f16(const uint16_t* src, int64_t n, float* out);
 }  // namespace isa_avx512
+// AVX-512 with VNNI (vpdpbusd): its own file (gemm_int8_vnni.cc, built with -mavx512vnni) and
+// only the integer-dot path; an AVX-512 CPU without VNNI runs isa_avx2's, to the same bits.
+namespace isa_vnni {
+void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b);
+}  // namespace isa_vnni
 
 }  // namespace anchorage::kernels

@@ -43,6 +43,168 @@ void run_block(const GemmJob& job, const T* panels, const GemmBlock& b) {
 
 #include "kernels/unpack_impl.h"
 
+// The integer-dot Q8_0 GEMM (kernels/quant_dot.h), the plainest statement of what the SIMD
+// kernels (gemm_int8_impl.h) compute: per output, acc = +0.0f, then for every 32-input block
+// kb in order acc = fma(float(isum), dw * dx, acc), where isum = the exact int32 sum of weight
+// quant x activation quant over the block, dw the block's f16 scale as f32 and dx the
+// activations' block scale. The integer sum is exact in any order; the float steps are
+// spelled out (-ffp-contract=off), so every ISA gives these bits.
+void int8_q8_0(const GemmJob& job, const GemmBlock& b) {
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nb = job.K / 32, pstride = nb * 32 * 34;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t m = b.m0; m < b.m1; ++m) {
+      const uint8_t* row = job.xq + m * job.ldq;
+      const int8_t* a = reinterpret_cast<const int8_t*>(row);
+      const float* dx = reinterpret_cast<const float*>(row + job.xd_off);
+      float acc[32] = {};
+      for (int64_t kb = 0; kb < nb; ++kb) {
+        const uint8_t* blk = panels + p * pstride + kb * 32 * 34;
+        int32_t isum[32] = {};
+        for (int i = 0; i < 32; ++i) {
+          const int8_t* w = reinterpret_cast<const int8_t*>(blk + (2 + i) * 32);
+          const int32_t ai = a[kb * 32 + i];
+          for (int l = 0; l < 32; ++l) isum[l] += int32_t(w[l]) * ai;
+        }
+        for (int l = 0; l < 32; ++l) {
+          const float dw = core::f16_to_f32(uint16_t(blk[l] | blk[32 + l] << 8));
+          acc[l] = std::fma(float(isum[l]), dw * dx[kb], acc[l]);
+        }
+      }
+      float* y = job.y + m * job.ldy + p * 32;
+      for (int64_t j = 0; j < job.N - p * 32 && j < 32; ++j) y[j] = acc[j];
+    }
+  }
+}
+
+// Q4_0 and IQ4_NL (32-blocks: f16 d, then 16 bytes whose low / high nibbles are inputs e /
+// 16 + e): as Q8_0 with the signed code w = q - 8, or IQ4_NL's table level kUnpackIq4Values[q].
+template <bool kIq4>
+void int8_q4_32(const GemmJob& job, const GemmBlock& b) {
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nb = job.K / 32, pstride = nb * 32 * 18;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t m = b.m0; m < b.m1; ++m) {
+      const uint8_t* row = job.xq + m * job.ldq;
+      const int8_t* a = reinterpret_cast<const int8_t*>(row);
+      const float* dx = reinterpret_cast<const float*>(row + job.xd_off);
+      float acc[32] = {};
+      for (int64_t kb = 0; kb < nb; ++kb) {
+        const uint8_t* blk = panels + p * pstride + kb * 32 * 18;
+        for (int l = 0; l < 32; ++l) {
+          int32_t isum = 0;
+          for (int i = 0; i < 32; ++i) {
+            const uint8_t byte = blk[(2 + i % 16) * 32 + l];
+            const int q = i < 16 ? byte & 0xF : byte >> 4;
+            isum += (kIq4 ? kUnpackIq4Values[q] : q - 8) * a[kb * 32 + i];
+          }
+          const float dw = core::f16_to_f32(uint16_t(blk[l] | blk[32 + l] << 8));
+          acc[l] = std::fma(float(isum), dw * dx[kb], acc[l]);
+        }
+      }
+      float* y = job.y + m * job.ldy + p * 32;
+      for (int64_t j = 0; j < job.N - p * 32 && j < 32; ++j) y[j] = acc[j];
+    }
+  }
+}
+
+// Q4_K sub-block j's 6-bit scale and min from a lane's 12 scale bytes (as kernels/quant.cc).
+void q4_k_scale_min(int j, const uint8_t* s, int* sc, int* m) {
+  if (j < 4) {
+    *sc = s[j] & 63;
+    *m = s[j + 4] & 63;
+  } else {
+    *sc = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
+    *m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+  }
+}
+
+// The integer-dot Q4_K GEMM (activations in 256-blocks, sums per 16): per output and 256-block,
+// S = sum over the 8 sub-blocks of sc_j * (exact sum of q x a over its 32 inputs), Mn = sum of
+// m_j * (the activations' sum over those 32 inputs), both exact int32; then, blocks in order
+// from +0.0f, acc = fma(float(S), d * dx, acc) and acc = fma(-float(Mn), dmin * dx, acc).
+void int8_q4_k(const GemmJob& job, const GemmBlock& b) {
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nb = job.K / 256, pstride = nb * 32 * 144;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t m = b.m0; m < b.m1; ++m) {
+      const uint8_t* row = job.xq + m * job.ldq;
+      const int8_t* a = reinterpret_cast<const int8_t*>(row);
+      const float* dx = reinterpret_cast<const float*>(row + job.xd_off);
+      const int32_t* s16 = reinterpret_cast<const int32_t*>(row + job.xs_off);
+      float acc[32] = {};
+      for (int64_t kb = 0; kb < nb; ++kb) {
+        const uint8_t* blk = panels + p * pstride + kb * 32 * 144;
+        for (int l = 0; l < 32; ++l) {
+          uint8_t sb[12];
+          for (int i = 0; i < 12; ++i) sb[i] = blk[(4 + i) * 32 + l];
+          int32_t S = 0, Mn = 0;
+          for (int j = 0; j < 8; ++j) {
+            int sc, mn;
+            q4_k_scale_min(j, sb, &sc, &mn);
+            int32_t isum = 0;
+            for (int e = 0; e < 32; ++e) {
+              const uint8_t byte = blk[(16 + 32 * (j / 2) + e) * 32 + l];
+              const int q = j % 2 == 0 ? byte & 0xF : byte >> 4;
+              isum += q * a[kb * 256 + 32 * j + e];
+            }
+            S += sc * isum;
+            Mn += mn * (s16[kb * 16 + 2 * j] + s16[kb * 16 + 2 * j + 1]);
+          }
+          const float d = core::f16_to_f32(uint16_t(blk[l] | blk[32 + l] << 8));
+          const float dmin = core::f16_to_f32(uint16_t(blk[64 + l] | blk[96 + l] << 8));
+          acc[l] = std::fma(float(S), d * dx[kb], acc[l]);
+          acc[l] = std::fma(-float(Mn), dmin * dx[kb], acc[l]);
+        }
+      }
+      float* y = job.y + m * job.ldy + p * 32;
+      for (int64_t j = 0; j < job.N - p * 32 && j < 32; ++j) y[j] = acc[j];
+    }
+  }
+}
+
+// The integer-dot Q6_K GEMM (activations in 256-blocks, sums per 16): per output and 256-block,
+// S = sum over the 16 sub-blocks of sc_j * (exact sum of q x a over its 16 inputs - 32 * the
+// activations' sum over them) (= sum of (q - 32) x a, q the unsigned 6-bit code), exact int32;
+// then, blocks in order from +0.0f, acc = fma(float(S), d * dx, acc). Input 128h + 32t + e is
+// ql row 64h + 32(t % 2) + e (low nibble for t < 2, high for t >= 2) with bits 2t, 2t+1 of qh
+// row 128 + 32h + e above it.
+void int8_q6_k(const GemmJob& job, const GemmBlock& b) {
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nb = job.K / 256, pstride = nb * 32 * 210;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t m = b.m0; m < b.m1; ++m) {
+      const uint8_t* row = job.xq + m * job.ldq;
+      const int8_t* a = reinterpret_cast<const int8_t*>(row);
+      const float* dx = reinterpret_cast<const float*>(row + job.xd_off);
+      const int32_t* s16 = reinterpret_cast<const int32_t*>(row + job.xs_off);
+      float acc[32] = {};
+      for (int64_t kb = 0; kb < nb; ++kb) {
+        const uint8_t* blk = panels + p * pstride + kb * 32 * 210;
+        for (int l = 0; l < 32; ++l) {
+          int32_t isum[16] = {};
+          for (int k = 0; k < 256; ++k) {
+            const int h = k / 128, t = (k % 128) / 32, e = k % 32;
+            const uint8_t ql = blk[(64 * h + 32 * (t % 2) + e) * 32 + l];
+            const uint8_t qh = blk[(128 + 32 * h + e) * 32 + l];
+            const int q = (t < 2 ? ql & 0xF : ql >> 4) | ((qh >> (2 * t)) & 3) << 4;
+            isum[k / 16] += q * a[kb * 256 + k];
+          }
+          int32_t S = 0;
+          for (int j = 0; j < 16; ++j) {
+            const int sc = static_cast<int8_t>(blk[(192 + j) * 32 + l]);
+            S += sc * (isum[j] - 32 * s16[kb * 16 + j]);
+          }
+          const float d = core::f16_to_f32(uint16_t(blk[208 * 32 + l] | blk[209 * 32 + l] << 8));
+          acc[l] = std::fma(float(S), d * dx[kb], acc[l]);
+        }
+      }
+      float* y = job.y + m * job.ldy + p * 32;
+      for (int64_t j = 0; j < job.N - p * 32 && j < 32; ++j) y[j] = acc[j];
+    }
+  }
+}
+
 }  // namespace
 
 void unpack_kblocks(int dtype, const uint8_t* blocks, int64_t n, float* out) {
@@ -51,6 +213,23 @@ void unpack_kblocks(int dtype, const uint8_t* blocks, int64_t n, float* out) {
 
 void unpack_f16(const uint16_t* src, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = core::f16_to_f32(src[i]);
+}
+
+void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
+  switch (core::DType(dtype)) {
+    case core::DType::kQ8_0:
+      return int8_q8_0(job, b);
+    case core::DType::kQ4_K:
+      return int8_q4_k(job, b);
+    case core::DType::kQ6_K:
+      return int8_q6_k(job, b);
+    case core::DType::kQ4_0:
+      return int8_q4_32<false>(job, b);
+    case core::DType::kIQ4_NL:
+      return int8_q4_32<true>(job, b);
+    default:
+      break;
+  }
 }
 
 void gemm_block(const GemmJob& job, const GemmBlock& b) {

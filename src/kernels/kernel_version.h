@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 4;
+inline constexpr int kKernelVersion = 8;
 
 }  // namespace anchorage::kernels

@@ -18,6 +18,7 @@
 #include "core/thread_pool.h"
 #include "kernels/packed_weight.h"
 #include "kernels/quant.h"
+#include "kernels/quant_dot.h"
 #include "kernels/ref/gemm_ref.h"
 
 namespace anchorage::kernels {
@@ -33,14 +34,22 @@ std::vector<float> random_floats(int64_t n, uint64_t seed) {
   return v;
 }
 
-// Restores the active ISA when a test ends, whatever it set.
+// Restores the active ISA when a test ends, whatever it set. These tests check the exact-f32
+// arithmetic (the chain over dequantized weights), so the scope also selects it for the types
+// that otherwise take integer dot products (gemm_int8_test.cc tests those).
 class IsaScope {
  public:
-  IsaScope() : saved_(core::active_isa()) {}
-  ~IsaScope() { core::set_active_isa(saved_); }
+  IsaScope() : saved_(core::active_isa()), saved_dot_(quant_dot()) {
+    set_quant_dot(QuantDot::kF32);
+  }
+  ~IsaScope() {
+    core::set_active_isa(saved_);
+    set_quant_dot(saved_dot_);
+  }
 
  private:
   Isa saved_;
+  QuantDot saved_dot_;
 };
 
 // The ISAs this CPU can run, lowest first.

@@ -10,6 +10,7 @@
 #include "core/check.h"
 #include "core/isa.h"
 #include "kernels/kernel_version.h"
+#include "kernels/quant_dot.h"
 #include "model/qwen35/scratch.h"
 
 namespace anchorage::model::qwen35 {
@@ -105,6 +106,8 @@ nlohmann::json Qwen35Model::manifest() const {
       {"exact_granularity", exact_granularity()},
       {"kernel_isa", std::string(core::isa_name(core::active_isa()))},
       {"kernel_version", kernels::kKernelVersion},
+      // The quantized types' arithmetic (integer dot or exact-f32 chain): different rows.
+      {"kernel_quant_dot", std::string(kernels::quant_dot_name(kernels::quant_dot()))},
   };
 }
 

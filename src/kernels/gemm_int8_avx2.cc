@@ -1,0 +1,213 @@
+// The integer-dot GEMM (kernels/quant_dot.h) for AVX2: vpmaddubsw multiplies unsigned by signed
+// bytes and adds adjacent pairs to 16 bits, vpmaddwd by ones adds those pairs to 32 bits: the
+// sum of 4 products per 32-bit lane, as vpdpbusd. Q8_0 quants are signed, so the unsigned
+// operand is |w| and the activation takes w's sign (vpsignb); a pair sums at most
+// 2 * 128 * 127 = 32,512 < 2^15, so nothing saturates and the block sum is exact: the same
+// integer as every other ISA's, and the float steps are gemm_scalar.cc's. Also the path of an
+// AVX-512 CPU without VNNI. Anonymous namespace, no std:: templates (see gemm_job.h).
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "kernels/gemm_job.h"
+#include "kernels/simd/force_inline.h"
+
+namespace anchorage::kernels::isa_avx2 {
+namespace {
+
+inline __m256i lane_mask8(int64_t n) {
+  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(n < 0 ? 0 : n > 8 ? 8 : n)), idx);
+}
+
+inline int32_t load_i32(const uint8_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, 4);
+  return v;
+}
+
+// Rows of a tile: R float accumulators + R block sums + weights, |w|, broadcast, product, ones.
+constexpr int kInt8Mr = 4;
+constexpr bool kFlipQ8 = false;
+
+// R rows x one panel over nb Q8_0 blocks of a repacked chunk, one group of 8 lanes (a ymm)
+// after another: only R accumulators and R block sums are live, so R rows share each weight
+// load and |w|.
+template <int R>
+void q8_0_tile(const uint8_t* wt, const float* dw, int nb, const uint8_t* xrow, int64_t ldq,
+               int64_t xd_off, int64_t xs_off, int64_t kb0, float* y, int64_t ldy, bool first,
+               int64_t n_cols) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int j = 0; j < 4 && 8 * j < n_cols; ++j) {
+    const __m256i mask = lane_mask8(n_cols - 8 * j);
+    __m256 acc[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      acc[r] = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + r * ldy + 8 * j, mask);
+    for (int b = 0; b < nb; ++b) {
+      const int64_t kb = kb0 + b;
+      __m256i ia[R];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) ia[r] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {
+        const __m256i w = _mm256_load_si256((const __m256i*)(wt + b * 1024 + g * 128 + 32 * j));
+        const __m256i u = _mm256_abs_epi8(w);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          const __m256i a = _mm256_set1_epi32(load_i32(xrow + r * ldq + kb * 32 + 4 * g));
+          const __m256i p = _mm256_maddubs_epi16(u, _mm256_sign_epi8(a, w));
+          ia[r] = _mm256_add_epi32(ia[r], _mm256_madd_epi16(p, ones));
+        }
+      }
+      const __m256 d = _mm256_load_ps(dw + b * 32 + 8 * j);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        float dxv;
+        __builtin_memcpy(&dxv, xrow + r * ldq + xd_off + 4 * kb, 4);
+        acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia[r]), _mm256_mul_ps(d, _mm256_set1_ps(dxv)),
+                                 acc[r]);
+      }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) _mm256_maskstore_ps(y + r * ldy + 8 * j, mask, acc[r]);
+  }
+}
+
+#include "kernels/gemm_int8_impl.h"
+
+// R rows x one repacked Q4_K k block, 8 lanes at a time: per sub-block the exact sum of q x a
+// (q <= 15, so a vpmaddubsw pair sums at most 2 * 15 * 127: no saturation), scaled by sc in
+// int32, and the mins' sum; then gemm_scalar.cc's two float steps.
+template <int R>
+void q4_k_tile(const Q4KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
+               int64_t xs_off, int64_t kb, float* y, int64_t ldy, bool first, int64_t n_cols) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
+    const __m256i mask = lane_mask8(n_cols - 8 * c);
+    __m256i S[R], Mn[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) S[r] = Mn[r] = _mm256_setzero_si256();
+    for (int j = 0; j < 8; ++j) {
+      __m256i is[R];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) is[r] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {
+        const __m256i q = _mm256_load_si256((const __m256i*)(w.q[j][g] + 32 * c));
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          const __m256i a = _mm256_set1_epi32(load_i32(xrow + r * ldq + kb * 256 + 32 * j + 4 * g));
+          is[r] = _mm256_add_epi32(is[r], _mm256_madd_epi16(_mm256_maddubs_epi16(q, a), ones));
+        }
+      }
+      const __m256i sc = _mm256_load_si256((const __m256i*)(w.sc[j] + 8 * c));
+      const __m256i mn = _mm256_load_si256((const __m256i*)(w.mn[j] + 8 * c));
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + r * ldq + xs_off) + kb * 16;
+        S[r] = _mm256_add_epi32(S[r], _mm256_mullo_epi32(is[r], sc));
+        Mn[r] = _mm256_add_epi32(
+            Mn[r], _mm256_mullo_epi32(mn, _mm256_set1_epi32(s16[2 * j] + s16[2 * j + 1])));
+      }
+    }
+    const __m256 d = _mm256_load_ps(w.d + 8 * c), dmin = _mm256_load_ps(w.dmin + 8 * c);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      float dxv;
+      __builtin_memcpy(&dxv, xrow + r * ldq + xd_off + 4 * kb, 4);
+      const __m256 dx = _mm256_set1_ps(dxv);
+      __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + r * ldy + 8 * c, mask);
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S[r]), _mm256_mul_ps(d, dx), acc);
+      acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(Mn[r]), _mm256_mul_ps(dmin, dx), acc);
+      _mm256_maskstore_ps(y + r * ldy + 8 * c, mask, acc);
+    }
+  }
+}
+
+// R rows x one repacked Q6_K k block, 8 lanes at a time: per sub-block of 16 the exact sum of
+// q x a (q <= 63: a pair sums at most 2 * 63 * 127, no saturation) minus 32 x the activations'
+// sum, scaled by sc in int32; then gemm_scalar.cc's float step.
+template <int R>
+void q6_k_tile(const Q6KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
+               int64_t xs_off, int64_t kb, float* y, int64_t ldy, bool first, int64_t n_cols) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
+    const __m256i mask = lane_mask8(n_cols - 8 * c);
+    __m256i S[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) S[r] = _mm256_setzero_si256();
+    for (int j = 0; j < 16; ++j) {
+      __m256i is[R];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) is[r] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g) {
+        const __m256i q = _mm256_load_si256((const __m256i*)(w.q[j][g] + 32 * c));
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          const __m256i a = _mm256_set1_epi32(load_i32(xrow + r * ldq + kb * 256 + 16 * j + 4 * g));
+          is[r] = _mm256_add_epi32(is[r], _mm256_madd_epi16(_mm256_maddubs_epi16(q, a), ones));
+        }
+      }
+      const __m256i sc = _mm256_load_si256((const __m256i*)(w.sc[j] + 8 * c));
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const int32_t s = load_i32(xrow + r * ldq + xs_off + 4 * (kb * 16 + j));
+        S[r] = _mm256_add_epi32(
+            S[r], _mm256_mullo_epi32(_mm256_sub_epi32(is[r], _mm256_set1_epi32(32 * s)), sc));
+      }
+    }
+    const __m256 d = _mm256_load_ps(w.d + 8 * c);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      float dxv;
+      __builtin_memcpy(&dxv, xrow + r * ldq + xd_off + 4 * kb, 4);
+      __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + r * ldy + 8 * c, mask);
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S[r]), _mm256_mul_ps(d, _mm256_set1_ps(dxv)), acc);
+      _mm256_maskstore_ps(y + r * ldy + 8 * c, mask, acc);
+    }
+  }
+}
+
+Q6KTile pick_q6_k(int r) {
+  // clang-format off
+  switch (r) {
+    case 1: return &q6_k_tile<1>;
+    case 2: return &q6_k_tile<2>;
+    case 3: return &q6_k_tile<3>;
+    default: return &q6_k_tile<4>;
+  }
+  // clang-format on
+}
+
+Q4KTile pick_q4_k(int r) {
+  // clang-format off
+  switch (r) {
+    case 1: return &q4_k_tile<1>;
+    case 2: return &q4_k_tile<2>;
+    case 3: return &q4_k_tile<3>;
+    default: return &q4_k_tile<4>;
+  }
+  // clang-format on
+}
+
+Q8Tile pick_q8_0(int r) {
+  // clang-format off
+  switch (r) {
+    case 1: return &q8_0_tile<1>;
+    case 2: return &q8_0_tile<2>;
+    case 3: return &q8_0_tile<3>;
+    default: return &q8_0_tile<4>;
+  }
+  // clang-format on
+}
+
+}  // namespace
+
+void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
+  gemm_int8_block_impl(dtype, job, b);
+}
+
+}  // namespace anchorage::kernels::isa_avx2

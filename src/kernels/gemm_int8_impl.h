@@ -1,0 +1,301 @@
+// The integer-dot GEMM (kernels/quant_dot.h) for AVX2 and AVX-512 VNNI, written once and
+// compiled into gemm_int8_avx2.cc and gemm_int8_vnni.cc. Include it inside the ISA file's
+// anonymous namespace, after <immintrin.h>, <cstdint>, kernels/gemm_job.h and:
+//   constexpr int kInt8Mr;                 rows of one register tile
+//   constexpr bool kFlipQ8;                store Q8_0 quants as w ^ 0x80 (unsigned, for vpdpbusd)
+//   Q8Tile pick_q8_0(int rows);            the Q8_0 tile of `rows` <= kInt8Mr rows
+//
+// A block walks its panels one at a time and K in chunks: a chunk of a panel is first repacked
+// into a small stack buffer (the weights of 4 consecutive inputs of a lane side by side, so
+// one 32-bit lane holds the 4 bytes vpdpbusd / vpmaddubsw+vpmaddwd multiply with 4 activation
+// bytes, and the f16 scales as f32), then every row tile of the block runs over the buffer (in
+// L1). Each tile computes, per output, the integer block sums exactly and combines them into
+// the float accumulator in block order with the ops scalar spells out (gemm_scalar.cc
+// int8_q8_0): the partial sums pass through y between chunks (an f32 store/load is exact). So
+// rows, tiles, chunks and threads change nothing in a result, and every ISA gives the scalar
+// bits.
+// (No #includes here: the file is included inside a namespace.)
+#pragma once
+
+using Q8Tile = void (*)(const uint8_t* wt, const float* dw, int nb, const uint8_t* xrow,
+                        int64_t ldq, int64_t xd_off, int64_t xs_off, int64_t kb0, float* y,
+                        int64_t ldy, bool first, int64_t n_cols);
+Q8Tile pick_q8_0(int rows);  // defined by the ISA file
+
+// A repacked Q4_K k block of one panel: the nibbles of sub-block j, inputs 4g .. 4g+3 of the
+// 32 lanes, at q[j][g] (lane l's 4 bytes at 4l); the sub-blocks' scales and mins as int32; d and
+// dmin as f32.
+struct Q4KRepacked {
+  alignas(64) uint8_t q[8][8][128];
+  alignas(64) int32_t sc[8][32];
+  alignas(64) int32_t mn[8][32];
+  alignas(64) float d[32];
+  alignas(64) float dmin[32];
+};
+using Q4KTile = void (*)(const Q4KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
+                         int64_t xs_off, int64_t kb, float* y, int64_t ldy, bool first,
+                         int64_t n_cols);
+Q4KTile pick_q4_k(int rows);  // defined by the ISA file
+
+// A repacked Q6_K k block of one panel: the unsigned 6-bit codes of sub-block j (16 inputs),
+// inputs 4g .. 4g+3 of the 32 lanes, at q[j][g]; the int8 scales as int32; d as f32.
+struct Q6KRepacked {
+  alignas(64) uint8_t q[16][4][128];
+  alignas(64) int32_t sc[16][32];
+  alignas(64) float d[32];
+};
+using Q6KTile = void (*)(const Q6KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
+                         int64_t xs_off, int64_t kb, float* y, int64_t ldy, bool first,
+                         int64_t n_cols);
+Q6KTile pick_q6_k(int rows);  // defined by the ISA file
+
+// Q8_0 blocks per repacked chunk: 8 KiB of quants + 1 KiB of scales, in L1 with the rows'
+// activations.
+constexpr int kQ8Chunk = 8;
+
+// 4 byte rows of 32 lanes (inputs k .. k+3 of a byte-interleaved panel) -> 128 bytes, lane l's
+// 4 bytes (k, k+1, k+2, k+3) at 4l: bytes paired, then pairs paired, within 128-bit halves,
+// then the halves put back in lane order.
+template <bool kFlip>
+ANCHORAGE_FORCE_INLINE void transpose4x32_regs(const uint8_t* r0, const uint8_t* r1,
+                                               const uint8_t* r2, const uint8_t* r3, __m256i* v) {
+  __m256i a0 = _mm256_loadu_si256((const __m256i*)r0);
+  __m256i a1 = _mm256_loadu_si256((const __m256i*)r1);
+  __m256i a2 = _mm256_loadu_si256((const __m256i*)r2);
+  __m256i a3 = _mm256_loadu_si256((const __m256i*)r3);
+  if (kFlip) {
+    const __m256i flip = _mm256_set1_epi8(char(0x80));
+    a0 = _mm256_xor_si256(a0, flip);
+    a1 = _mm256_xor_si256(a1, flip);
+    a2 = _mm256_xor_si256(a2, flip);
+    a3 = _mm256_xor_si256(a3, flip);
+  }
+  const __m256i t0 = _mm256_unpacklo_epi8(a0, a1);  // lanes 0-7 | 16-23, (k, k+1)
+  const __m256i t1 = _mm256_unpackhi_epi8(a0, a1);  // lanes 8-15 | 24-31
+  const __m256i t2 = _mm256_unpacklo_epi8(a2, a3);
+  const __m256i t3 = _mm256_unpackhi_epi8(a2, a3);
+  const __m256i u0 = _mm256_unpacklo_epi16(t0, t2);  // lanes 0-3 | 16-19, (k .. k+3)
+  const __m256i u1 = _mm256_unpackhi_epi16(t0, t2);  // lanes 4-7 | 20-23
+  const __m256i u2 = _mm256_unpacklo_epi16(t1, t3);  // lanes 8-11 | 24-27
+  const __m256i u3 = _mm256_unpackhi_epi16(t1, t3);  // lanes 12-15 | 28-31
+  v[0] = _mm256_permute2x128_si256(u0, u1, 0x20);
+  v[1] = _mm256_permute2x128_si256(u2, u3, 0x20);
+  v[2] = _mm256_permute2x128_si256(u0, u1, 0x31);
+  v[3] = _mm256_permute2x128_si256(u2, u3, 0x31);
+}
+
+ANCHORAGE_FORCE_INLINE void transpose4x32(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2,
+                                          const uint8_t* r3, uint8_t* out) {
+  __m256i v[4];
+  transpose4x32_regs<kFlipQ8>(r0, r1, r2, r3, v);
+  for (int i = 0; i < 4; ++i) _mm256_store_si256((__m256i*)(out + 32 * i), v[i]);
+}
+
+// The 32 lanes' f16 at byte rows lo and lo + 32 of a byte-interleaved block, as f32 (exact;
+// vcvtph2ps quiets a signalling NaN, which the multiply it then enters would do anyway).
+ANCHORAGE_FORCE_INLINE void scales_f16(const uint8_t* lo, float* out) {
+  const __m256i a = _mm256_loadu_si256((const __m256i*)lo);
+  const __m256i b = _mm256_loadu_si256((const __m256i*)(lo + 32));
+  const __m256i l = _mm256_unpacklo_epi8(a, b);  // lanes 0-7 | 16-23
+  const __m256i u = _mm256_unpackhi_epi8(a, b);  // lanes 8-15 | 24-31
+  const __m256i h0 = _mm256_permute2x128_si256(l, u, 0x20);
+  const __m256i h1 = _mm256_permute2x128_si256(l, u, 0x31);
+  _mm256_store_ps(out, _mm256_cvtph_ps(_mm256_castsi256_si128(h0)));
+  _mm256_store_ps(out + 8, _mm256_cvtph_ps(_mm256_extracti128_si256(h0, 1)));
+  _mm256_store_ps(out + 16, _mm256_cvtph_ps(_mm256_castsi256_si128(h1)));
+  _mm256_store_ps(out + 24, _mm256_cvtph_ps(_mm256_extracti128_si256(h1, 1)));
+}
+
+// nb Q8_0 k blocks of a panel (34 byte rows of 32 lanes each) -> wt [nb][8][128] (groups of 4
+// inputs, transposed) and dw [nb][32].
+inline void repack_q8_0(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
+  for (int b = 0; b < nb; ++b) {
+    const uint8_t* blk = blocks + b * 32 * 34;
+    scales_f16(blk, dw + b * 32);
+    for (int g = 0; g < 8; ++g) {
+      const uint8_t* q = blk + (2 + 4 * g) * 32;
+      transpose4x32(q, q + 32, q + 64, q + 96, wt + b * 1024 + g * 128);
+    }
+  }
+}
+
+// nb Q4_0 or IQ4_NL k blocks of a panel (18 byte rows: f16 d, then 16 rows whose low / high
+// nibbles are inputs e / 16 + e) -> the Q8_0 repack's layout, as the signed weight codes
+// (q - 8, or IQ4_NL's table level): so the Q8_0 tile multiplies them unchanged.
+template <bool kIq4>
+inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
+  const __m256i m0f = _mm256_set1_epi8(0x0f);
+  const __m256i table = kIq4 ? _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25,
+                                                38, 53, 69, 89, 113, -127, -104, -83, -65, -49, -35,
+                                                -22, -10, 1, 13, 25, 38, 53, 69, 89, 113)
+                             : _mm256_set1_epi8(8);
+  for (int b = 0; b < nb; ++b) {
+    const uint8_t* blk = blocks + b * 32 * 18;
+    scales_f16(blk, dw + b * 32);
+    for (int g = 0; g < 4; ++g) {
+      const uint8_t* q = blk + (2 + 4 * g) * 32;
+      __m256i v[4];
+      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      for (int c = 0; c < 4; ++c) {
+        const __m256i lo = _mm256_and_si256(v[c], m0f);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
+        const __m256i wl = kIq4 ? _mm256_shuffle_epi8(table, lo) : _mm256_sub_epi8(lo, table);
+        const __m256i wh = kIq4 ? _mm256_shuffle_epi8(table, hi) : _mm256_sub_epi8(hi, table);
+        _mm256_store_si256((__m256i*)(wt + b * 1024 + g * 128 + 32 * c), wl);
+        _mm256_store_si256((__m256i*)(wt + b * 1024 + (4 + g) * 128 + 32 * c), wh);
+      }
+    }
+  }
+}
+
+// Q8_0, and through its repack to signed codes Q4_0 and IQ4_NL (block_bytes 34 or 18).
+template <int kType>
+inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
+  constexpr int64_t kBlockBytes = kType == int(core::DType::kQ8_0) ? 34 : 18;
+  alignas(64) uint8_t wt[kQ8Chunk * 1024];
+  alignas(64) float dw[kQ8Chunk * 32];
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nbt = job.K / 32, pstride = nbt * 32 * kBlockBytes;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t kb0 = 0; kb0 < nbt; kb0 += kQ8Chunk) {
+      const int nb = int(nbt - kb0 < kQ8Chunk ? nbt - kb0 : kQ8Chunk);
+      const uint8_t* src = panels + p * pstride + kb0 * 32 * kBlockBytes;
+      if (kType == int(core::DType::kQ8_0)) {
+        repack_q8_0(src, nb, wt, dw);
+      } else {
+        repack_q4_32<kType == int(core::DType::kIQ4_NL)>(src, nb, wt, dw);
+      }
+      for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
+        const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);
+        pick_q8_0(r)(wt, dw, nb, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off, kb0,
+                     job.y + m * job.ldy + p * 32, job.ldy, kb0 == 0, job.N - p * 32);
+      }
+    }
+  }
+}
+
+// One Q4_K k block of a panel (144 byte rows of 32 lanes) -> Q4KRepacked.
+inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
+  scales_f16(blk, w->d);
+  scales_f16(blk + 64, w->dmin);
+  // The scales and mins as kernels/quant.cc's q4k_scale_min, on 8 lanes of 32 bits at a time.
+  const __m256i m63 = _mm256_set1_epi32(63), m15 = _mm256_set1_epi32(15);
+  for (int c = 0; c < 4; ++c) {
+    __m256i s[12];
+    for (int i = 0; i < 12; ++i)
+      s[i] = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)(blk + (4 + i) * 32 + 8 * c)));
+    for (int j = 0; j < 8; ++j) {
+      __m256i sc, mn;
+      if (j < 4) {
+        sc = _mm256_and_si256(s[j], m63);
+        mn = _mm256_and_si256(s[j + 4], m63);
+      } else {
+        sc = _mm256_or_si256(_mm256_and_si256(s[j + 4], m15),
+                             _mm256_slli_epi32(_mm256_srli_epi32(s[j - 4], 6), 4));
+        mn = _mm256_or_si256(_mm256_srli_epi32(s[j + 4], 4),
+                             _mm256_slli_epi32(_mm256_srli_epi32(s[j], 6), 4));
+      }
+      _mm256_store_si256((__m256i*)(w->sc[j] + 8 * c), sc);
+      _mm256_store_si256((__m256i*)(w->mn[j] + 8 * c), mn);
+    }
+  }
+  const __m256i m0f = _mm256_set1_epi8(0x0f);
+  for (int i = 0; i < 4; ++i) {
+    for (int g = 0; g < 8; ++g) {
+      const uint8_t* q = blk + (16 + 32 * i + 4 * g) * 32;
+      __m256i v[4];
+      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      for (int c = 0; c < 4; ++c) {
+        _mm256_store_si256((__m256i*)(w->q[2 * i][g] + 32 * c), _mm256_and_si256(v[c], m0f));
+        _mm256_store_si256((__m256i*)(w->q[2 * i + 1][g] + 32 * c),
+                           _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f));
+      }
+    }
+  }
+}
+
+// One Q6_K k block of a panel (210 byte rows of 32 lanes) -> Q6KRepacked. Input 128h + 32t + e
+// is the nibble of ql row 64h + 32(t % 2) + e (low for t < 2) with bits 2t, 2t+1 of qh row
+// 128 + 32h + e as bits 4-5.
+inline void repack_q6_k(const uint8_t* blk, Q6KRepacked* w) {
+  scales_f16(blk + 208 * 32, w->d);
+  for (int j = 0; j < 16; ++j)
+    for (int c = 0; c < 4; ++c)
+      _mm256_store_si256(
+          (__m256i*)(w->sc[j] + 8 * c),
+          _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(blk + (192 + j) * 32 + 8 * c))));
+  const __m256i m0f = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
+  for (int h = 0; h < 2; ++h) {
+    for (int g = 0; g < 8; ++g) {
+      __m256i l0[4], l1[4], u[4];
+      const uint8_t* q0 = blk + (64 * h + 4 * g) * 32;
+      const uint8_t* q1 = blk + (64 * h + 32 + 4 * g) * 32;
+      const uint8_t* qh = blk + (128 + 32 * h + 4 * g) * 32;
+      transpose4x32_regs<false>(q0, q0 + 32, q0 + 64, q0 + 96, l0);
+      transpose4x32_regs<false>(q1, q1 + 32, q1 + 64, q1 + 96, l1);
+      transpose4x32_regs<false>(qh, qh + 32, qh + 64, qh + 96, u);
+      for (int t = 0; t < 4; ++t) {
+        const int j = 8 * h + 2 * t + g / 4;
+        for (int c = 0; c < 4; ++c) {
+          const __m256i l = t % 2 == 0 ? l0[c] : l1[c];
+          const __m256i nib = _mm256_and_si256(t < 2 ? l : _mm256_srli_epi16(l, 4), m0f);
+          const __m256i up =
+              t < 2 ? _mm256_slli_epi16(u[c], 4 - 2 * t) : _mm256_srli_epi16(u[c], 2 * t - 4);
+          _mm256_store_si256((__m256i*)(w->q[j][g % 4] + 32 * c),
+                             _mm256_or_si256(nib, _mm256_and_si256(up, m30)));
+        }
+      }
+    }
+  }
+}
+
+// Q6_K: one k block at a time, as Q4_K.
+inline void int8_q6_k_block(const GemmJob& job, const GemmBlock& b) {
+  Q6KRepacked w;
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nbt = job.K / 256, pstride = nbt * 32 * 210;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t kb = 0; kb < nbt; ++kb) {
+      repack_q6_k(panels + p * pstride + kb * 32 * 210, &w);
+      for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
+        const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);
+        pick_q6_k(r)(w, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off, kb,
+                     job.y + m * job.ldy + p * 32, job.ldy, kb == 0, job.N - p * 32);
+      }
+    }
+  }
+}
+
+// Q4_K: one k block (256 inputs) at a time, repacked once for all the block's row tiles.
+inline void int8_q4_k_block(const GemmJob& job, const GemmBlock& b) {
+  Q4KRepacked w;
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nbt = job.K / 256, pstride = nbt * 32 * 144;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t kb = 0; kb < nbt; ++kb) {
+      repack_q4_k(panels + p * pstride + kb * 32 * 144, &w);
+      for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
+        const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);
+        pick_q4_k(r)(w, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off, kb,
+                     job.y + m * job.ldy + p * 32, job.ldy, kb == 0, job.N - p * 32);
+      }
+    }
+  }
+}
+
+inline void gemm_int8_block_impl(int dtype, const GemmJob& job, const GemmBlock& b) {
+  switch (core::DType(dtype)) {
+    case core::DType::kQ8_0:
+      return int8_q8_0_block<int(core::DType::kQ8_0)>(job, b);
+    case core::DType::kQ4_0:
+      return int8_q8_0_block<int(core::DType::kQ4_0)>(job, b);
+    case core::DType::kIQ4_NL:
+      return int8_q8_0_block<int(core::DType::kIQ4_NL)>(job, b);
+    case core::DType::kQ4_K:
+      return int8_q4_k_block(job, b);
+    case core::DType::kQ6_K:
+      return int8_q6_k_block(job, b);
+    default:
+      break;
+  }
+}

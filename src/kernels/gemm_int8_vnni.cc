@@ -1,0 +1,485 @@
+// The integer-dot GEMM (kernels/quant_dot.h) for AVX-512 with VNNI and VBMI, reading the
+// byte-interleaved panels in place (no repack, no buffer; AVX2 repacks, gemm_int8_impl.h):
+//   - vpermt2b turns the 128 bytes of 4 consecutive inputs x 32 lanes (two zmm) into lanes
+//     0-15 and 16-31 with each lane's 4 bytes side by side, in one instruction each;
+//   - vpdpbusd multiplies 4 unsigned weight bytes by 4 signed activation bytes and adds the 4
+//     products to a 32-bit lane, exactly. Q8_0 quants are signed, so they enter as
+//     w ^ 0x80 = w + 128 and each block sum starts from -128 * (the activations' block sum):
+//     the result is sum(w * a) exactly, the same integer as every other ISA's;
+//   - the float steps are gemm_scalar.cc's (int8_q8_0), in the same order.
+// Built with -mavx512vnni -mavx512vbmi (CMakeLists.txt: *_vnni.cc) and reached only when the
+// CPU has both (core::cpu_has_avx512_vnni()); other AVX-512 CPUs run the AVX2 kernels, to the
+// same bits. Anonymous namespace, no std:: templates (see gemm_job.h).
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "kernels/gemm_job.h"
+#include "kernels/simd/force_inline.h"
+
+namespace anchorage::kernels::isa_vnni {
+namespace {
+
+constexpr __mmask16 kAll = 0xffff;
+
+inline __mmask16 lane_mask(int64_t n) {
+  if (n >= 16) return kAll;
+  if (n <= 0) return __mmask16(0);
+  return __mmask16((1u << n) - 1u);
+}
+
+inline int32_t load_i32(const uint8_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, 4);
+  return v;
+}
+
+inline float load_f32(const uint8_t* p) {
+  float v;
+  __builtin_memcpy(&v, p, 4);
+  return v;
+}
+
+// vpermt2b indices over (rows k, k+1 | rows k+2, k+3): byte 4l + t of half h is input k + t of
+// lane 16h + l, at byte 32t + 16h + l of the 128.
+struct Perms {
+  alignas(64) uint8_t t4[2][64];
+  // vpermb indices over the two byte rows of 32 f16 scales (low bytes, then high bytes):
+  // half l = bytes l and 32 + l.
+  alignas(64) uint8_t halves[64];
+  Perms() {
+    for (int h = 0; h < 2; ++h)
+      for (int l = 0; l < 16; ++l)
+        for (int t = 0; t < 4; ++t) t4[h][4 * l + t] = uint8_t(32 * t + 16 * h + l);
+    for (int l = 0; l < 32; ++l) {
+      halves[2 * l] = uint8_t(l);
+      halves[2 * l + 1] = uint8_t(32 + l);
+    }
+  }
+};
+const Perms kPerms;
+
+// The 32 lanes' f16 at byte rows 0 and 1 of p as f32, lanes 0-15 and 16-31 (exact; vcvtph2ps
+// quiets a signalling NaN, which the multiply it then enters would do anyway).
+ANCHORAGE_FORCE_INLINE void scales(const uint8_t* p, __m512i perm, __m512* d0, __m512* d1) {
+  const __m512i h = _mm512_permutexvar_epi8(perm, _mm512_loadu_si512(p));
+  *d0 = _mm512_maskz_cvtph_ps(kAll, _mm512_castsi512_si256(h));
+  *d1 = _mm512_maskz_cvtph_ps(kAll, _mm512_extracti64x4_epi64(h, 1));
+}
+
+// Rows of a tile: 2R float accumulators + 2R block sums + 2 weight vectors + a broadcast +
+// the 4 permutation / flip constants within 32 zmm.
+constexpr int kMr = 4;
+
+// R rows x one Q8_0 panel (34-byte-row k blocks of 32 lanes: d, then 32 quant rows) over all
+// of K, from +0.0f.
+template <int R>
+void q8_0_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
+               int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
+  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
+  const __m512i ph = _mm512_load_si512(kPerms.halves);
+  const __m512i flip = _mm512_set1_epi8(char(0x80));
+  __m512 acc[R][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t kb = 0; kb < nbt; ++kb) {
+    const uint8_t* blk = panel + kb * 32 * 34;
+    __m512i ia[R][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      ia[r][0] = ia[r][1] = _mm512_set1_epi32(-128 * load_i32(xrow + r * ldq + xs_off + 4 * kb));
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      const __m512i z01 = _mm512_loadu_si512(blk + 64 + 128 * g);
+      const __m512i z23 = _mm512_loadu_si512(blk + 128 + 128 * g);
+      const __m512i w0 = _mm512_xor_si512(_mm512_permutex2var_epi8(z01, p0, z23), flip);
+      const __m512i w1 = _mm512_xor_si512(_mm512_permutex2var_epi8(z01, p1, z23), flip);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const __m512i a = _mm512_set1_epi32(load_i32(xrow + r * ldq + kb * 32 + 4 * g));
+        ia[r][0] = _mm512_dpbusd_epi32(ia[r][0], w0, a);
+        ia[r][1] = _mm512_dpbusd_epi32(ia[r][1], w1, a);
+      }
+    }
+    __m512 d0, d1;
+    scales(blk, ph, &d0, &d1);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
+      acc[r][0] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, ia[r][0]), _mm512_mul_ps(d0, dx),
+                                  acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, ia[r][1]), _mm512_mul_ps(d1, dx),
+                                  acc[r][1]);
+    }
+  }
+  const __mmask16 m0 = lane_mask(n_cols), m1 = lane_mask(n_cols - 16);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    _mm512_mask_storeu_ps(y + r * ldy, m0, acc[r][0]);
+    _mm512_mask_storeu_ps(y + r * ldy + 16, m1, acc[r][1]);
+  }
+}
+
+using Q8Tile = void (*)(const uint8_t*, int64_t, const uint8_t*, int64_t, int64_t, int64_t, float*,
+                        int64_t, int64_t);
+
+Q8Tile pick_q8_0(int r) {
+  // clang-format off
+  switch (r) {
+    case 1: return &q8_0_tile<1>;
+    case 2: return &q8_0_tile<2>;
+    case 3: return &q8_0_tile<3>;
+    default: return &q8_0_tile<4>;
+  }
+  // clang-format on
+}
+
+// Panels outer, row tiles inner: a panel's k blocks are re-read from L1/L2 by each row tile.
+void q8_0_block(const GemmJob& job, const GemmBlock& b) {
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nbt = job.K / 32, pstride = nbt * 32 * 34;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t m = b.m0; m < b.m1; m += kMr) {
+      const int r = int(b.m1 - m < kMr ? b.m1 - m : kMr);
+      pick_q8_0(r)(panels + p * pstride, nbt, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off,
+                   job.y + m * job.ldy + p * 32, job.ldy, job.N - p * 32);
+    }
+  }
+}
+
+// R rows x one Q4_0 or IQ4_NL panel (18-byte-row k blocks: d, then 16 rows whose low / high
+// nibbles are inputs e / 16 + e) over all of K, from +0.0f. Q4_0's nibble q enters unsigned
+// and the block sum starts from -8 * a_sum (sum of (q - 8) * a); IQ4_NL's level (vpshufb of the
+// table) enters as level ^ 0x80 with -128 * a_sum, as Q8_0.
+template <bool kIq4, int R>
+void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
+                int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
+  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
+  const __m512i ph = _mm512_load_si512(kPerms.halves);
+  const __m512i m0f = _mm512_set1_epi8(0x0f);
+  const __m512i table = _mm512_broadcast_i32x4(
+      _mm_setr_epi8(char(-127 ^ 0x80), char(-104 ^ 0x80), char(-83 ^ 0x80), char(-65 ^ 0x80),
+                    char(-49 ^ 0x80), char(-35 ^ 0x80), char(-22 ^ 0x80), char(-10 ^ 0x80),
+                    char(1 ^ 0x80), char(13 ^ 0x80), char(25 ^ 0x80), char(38 ^ 0x80),
+                    char(53 ^ 0x80), char(69 ^ 0x80), char(89 ^ 0x80), char(113 ^ 0x80)));
+  __m512 acc[R][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t kb = 0; kb < nbt; ++kb) {
+    const uint8_t* blk = panel + kb * 32 * 18;
+    __m512i ia[R][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      ia[r][0] = ia[r][1] =
+          _mm512_set1_epi32((kIq4 ? -128 : -8) * load_i32(xrow + r * ldq + xs_off + 4 * kb));
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) {
+      const __m512i z01 = _mm512_loadu_si512(blk + (2 + 4 * g) * 32);
+      const __m512i z23 = _mm512_loadu_si512(blk + (4 + 4 * g) * 32);
+      __m512i w[2][2];  // [low / high nibble][lanes 0-15 / 16-31]
+#pragma GCC unroll 2
+      for (int c = 0; c < 2; ++c) {
+        const __m512i t = _mm512_permutex2var_epi8(z01, c == 0 ? p0 : p1, z23);
+        w[0][c] = _mm512_and_si512(t, m0f);
+        w[1][c] = _mm512_and_si512(_mm512_srli_epi16(t, 4), m0f);
+        if (kIq4) {
+          w[0][c] = _mm512_shuffle_epi8(table, w[0][c]);
+          w[1][c] = _mm512_shuffle_epi8(table, w[1][c]);
+        }
+      }
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const uint8_t* a = xrow + r * ldq + kb * 32 + 4 * g;
+        const __m512i alo = _mm512_set1_epi32(load_i32(a)),
+                      ahi = _mm512_set1_epi32(load_i32(a + 16));
+        ia[r][0] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(ia[r][0], w[0][0], alo), w[1][0], ahi);
+        ia[r][1] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(ia[r][1], w[0][1], alo), w[1][1], ahi);
+      }
+    }
+    __m512 d0, d1;
+    scales(blk, ph, &d0, &d1);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
+      acc[r][0] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, ia[r][0]), _mm512_mul_ps(d0, dx),
+                                  acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, ia[r][1]), _mm512_mul_ps(d1, dx),
+                                  acc[r][1]);
+    }
+  }
+  const __mmask16 k0 = lane_mask(n_cols), k1 = lane_mask(n_cols - 16);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    _mm512_mask_storeu_ps(y + r * ldy, k0, acc[r][0]);
+    _mm512_mask_storeu_ps(y + r * ldy + 16, k1, acc[r][1]);
+  }
+}
+
+template <bool kIq4>
+void q4_32_block(const GemmJob& job, const GemmBlock& b) {
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nbt = job.K / 32, pstride = nbt * 32 * 18;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t m = b.m0; m < b.m1; m += kMr) {
+      const int r = int(b.m1 - m < kMr ? b.m1 - m : kMr);
+      const Q8Tile fn = r == 1   ? &q4_32_tile<kIq4, 1>
+                        : r == 2 ? &q4_32_tile<kIq4, 2>
+                        : r == 3 ? &q4_32_tile<kIq4, 3>
+                                 : &q4_32_tile<kIq4, 4>;
+      fn(panels + p * pstride, nbt, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off,
+         job.y + m * job.ldy + p * 32, job.ldy, job.N - p * 32);
+    }
+  }
+}
+
+// Q4_K: rows of a tile (2R accumulators, 2R scaled sums, 4R sub-block sums, the transposed
+// quants and their nibbles, the constants: within 32 zmm).
+constexpr int kMrQ4K = 2;
+
+// The 8 sub-blocks' 6-bit scales and mins of a Q4_K k block's 32 lanes (byte rows 4-15) as
+// int32 [8][32], computed as kernels/quant.cc's q4k_scale_min on 32-bit lanes.
+ANCHORAGE_FORCE_INLINE void q4_k_scales(const uint8_t* blk, int32_t (*sc)[32], int32_t (*mn)[32]) {
+  const __m512i m63 = _mm512_set1_epi32(63), m15 = _mm512_set1_epi32(15);
+  for (int h = 0; h < 2; ++h) {
+    __m512i s[12];
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i)
+      s[i] = _mm512_maskz_cvtepu8_epi32(
+          kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + (4 + i) * 32 + 16 * h)));
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      __m512i c, m;
+      if (j < 4) {
+        c = _mm512_and_si512(s[j], m63);
+        m = _mm512_and_si512(s[j + 4], m63);
+      } else {
+        c = _mm512_or_si512(_mm512_and_si512(s[j + 4], m15),
+                            _mm512_slli_epi32(_mm512_srli_epi32(s[j - 4], 6), 4));
+        m = _mm512_or_si512(_mm512_srli_epi32(s[j + 4], 4),
+                            _mm512_slli_epi32(_mm512_srli_epi32(s[j], 6), 4));
+      }
+      _mm512_store_si512(sc[j] + 16 * h, c);
+      _mm512_store_si512(mn[j] + 16 * h, m);
+    }
+  }
+}
+
+// R rows x one Q4_K panel (144-byte-row k blocks: d, dmin, 12 scale rows, 128 quant rows whose
+// low / high nibbles are sub-blocks 2i / 2i + 1) over all of K, from +0.0f.
+template <int R>
+void q4_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
+               int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
+  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
+  const __m512i ph = _mm512_load_si512(kPerms.halves);
+  const __m512i m0f = _mm512_set1_epi8(0x0f);
+  alignas(64) int32_t sc[8][32], mn[8][32];
+  __m512 acc[R][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t kb = 0; kb < nbt; ++kb) {
+    const uint8_t* blk = panel + kb * 32 * 144;
+    q4_k_scales(blk, sc, mn);
+    __m512i S[R][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) S[r][0] = S[r][1] = _mm512_setzero_si512();
+    for (int i = 0; i < 4; ++i) {
+      __m512i lo[R][2], hi[R][2];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+        lo[r][0] = lo[r][1] = hi[r][0] = hi[r][1] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {
+        const uint8_t* q = blk + (16 + 32 * i + 4 * g) * 32;
+        const __m512i z01 = _mm512_loadu_si512(q), z23 = _mm512_loadu_si512(q + 64);
+        const __m512i t0 = _mm512_permutex2var_epi8(z01, p0, z23);
+        const __m512i t1 = _mm512_permutex2var_epi8(z01, p1, z23);
+        const __m512i l0 = _mm512_and_si512(t0, m0f), l1 = _mm512_and_si512(t1, m0f);
+        const __m512i h0 = _mm512_and_si512(_mm512_srli_epi16(t0, 4), m0f);
+        const __m512i h1 = _mm512_and_si512(_mm512_srli_epi16(t1, 4), m0f);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          const uint8_t* a = xrow + r * ldq + kb * 256 + 64 * i + 4 * g;
+          const __m512i alo = _mm512_set1_epi32(load_i32(a));
+          const __m512i ahi = _mm512_set1_epi32(load_i32(a + 32));
+          lo[r][0] = _mm512_dpbusd_epi32(lo[r][0], l0, alo);
+          lo[r][1] = _mm512_dpbusd_epi32(lo[r][1], l1, alo);
+          hi[r][0] = _mm512_dpbusd_epi32(hi[r][0], h0, ahi);
+          hi[r][1] = _mm512_dpbusd_epi32(hi[r][1], h1, ahi);
+        }
+      }
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const __m512i cl = _mm512_load_si512(sc[2 * i] + 16 * h);
+        const __m512i ch = _mm512_load_si512(sc[2 * i + 1] + 16 * h);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+          S[r][h] = _mm512_add_epi32(S[r][h], _mm512_add_epi32(_mm512_mullo_epi32(lo[r][h], cl),
+                                                               _mm512_mullo_epi32(hi[r][h], ch)));
+      }
+    }
+    __m512 d0, d1, m0, m1;
+    scales(blk, ph, &d0, &d1);
+    scales(blk + 64, ph, &m0, &m1);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + r * ldq + xs_off) + kb * 16;
+      __m512i Mn[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        const __m512i sj = _mm512_set1_epi32(s16[2 * j] + s16[2 * j + 1]);
+        Mn[0] = _mm512_add_epi32(Mn[0], _mm512_mullo_epi32(_mm512_load_si512(mn[j]), sj));
+        Mn[1] = _mm512_add_epi32(Mn[1], _mm512_mullo_epi32(_mm512_load_si512(mn[j] + 16), sj));
+      }
+      const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
+      acc[r][0] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, S[r][0]), _mm512_mul_ps(d0, dx),
+                                  acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, S[r][1]), _mm512_mul_ps(d1, dx),
+                                  acc[r][1]);
+      acc[r][0] =
+          _mm512_fnmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, Mn[0]), _mm512_mul_ps(m0, dx), acc[r][0]);
+      acc[r][1] =
+          _mm512_fnmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, Mn[1]), _mm512_mul_ps(m1, dx), acc[r][1]);
+    }
+  }
+  const __mmask16 k0 = lane_mask(n_cols), k1 = lane_mask(n_cols - 16);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    _mm512_mask_storeu_ps(y + r * ldy, k0, acc[r][0]);
+    _mm512_mask_storeu_ps(y + r * ldy + 16, k1, acc[r][1]);
+  }
+}
+
+void q4_k_block(const GemmJob& job, const GemmBlock& b) {
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nbt = job.K / 256, pstride = nbt * 32 * 144;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t m = b.m0; m < b.m1; m += kMrQ4K) {
+      const bool two = b.m1 - m >= 2;
+      (two ? &q4_k_tile<2> : &q4_k_tile<1>)(panels + p * pstride, nbt, job.xq + m * job.ldq,
+                                            job.ldq, job.xd_off, job.xs_off,
+                                            job.y + m * job.ldy + p * 32, job.ldy, job.N - p * 32);
+    }
+  }
+}
+
+// R rows x one Q6_K panel (210-byte-row k blocks: 128 rows of low nibbles ql, 64 of high bit
+// pairs qh, 16 of int8 scales, d) over all of K, from +0.0f. Per (h, t) and half sub-block of
+// 16 inputs, the 6-bit codes are assembled from the transposed ql and qh (the nibble, and the
+// bit pair shifted to bits 4-5), multiplied as unsigned, and the 32 offset is taken out of the
+// exact sum with the activations' sum of the sub-block.
+template <int R>
+void q6_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
+               int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
+  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
+  const __m512i ph = _mm512_load_si512(kPerms.halves);
+  const __m512i m0f = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+  __m512 acc[R][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t kb = 0; kb < nbt; ++kb) {
+    const uint8_t* blk = panel + kb * 32 * 210;
+    __m512i S[R][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) S[r][0] = S[r][1] = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {
+      for (int t = 0; t < 4; ++t) {
+#pragma GCC unroll 2
+        for (int sub = 0; sub < 2; ++sub) {
+          const int j = 8 * h + 2 * t + sub;  // the sub-block of 16 inputs
+          __m512i is[R][2];
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) is[r][0] = is[r][1] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+          for (int g = 4 * sub; g < 4 * sub + 4; ++g) {
+            const uint8_t* ql = blk + (64 * h + 32 * (t % 2) + 4 * g) * 32;
+            const uint8_t* qh = blk + (128 + 32 * h + 4 * g) * 32;
+            __m512i q[2];
+#pragma GCC unroll 2
+            for (int c = 0; c < 2; ++c) {
+              const __m512i perm = c == 0 ? p0 : p1;
+              const __m512i l = _mm512_permutex2var_epi8(_mm512_loadu_si512(ql), perm,
+                                                         _mm512_loadu_si512(ql + 64));
+              const __m512i u = _mm512_permutex2var_epi8(_mm512_loadu_si512(qh), perm,
+                                                         _mm512_loadu_si512(qh + 64));
+              const __m512i nib = _mm512_and_si512(t < 2 ? l : _mm512_srli_epi16(l, 4), m0f);
+              const __m512i up =
+                  t < 2 ? _mm512_slli_epi16(u, 4 - 2 * t) : _mm512_srli_epi16(u, 2 * t - 4);
+              q[c] = _mm512_or_si512(nib, _mm512_and_si512(up, m30));
+            }
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+              const __m512i a =
+                  _mm512_set1_epi32(load_i32(xrow + r * ldq + kb * 256 + 128 * h + 32 * t + 4 * g));
+              is[r][0] = _mm512_dpbusd_epi32(is[r][0], q[0], a);
+              is[r][1] = _mm512_dpbusd_epi32(is[r][1], q[1], a);
+            }
+          }
+          const __m512i sc0 = _mm512_maskz_cvtepi8_epi32(
+              kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + (192 + j) * 32)));
+          const __m512i sc1 = _mm512_maskz_cvtepi8_epi32(
+              kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + (192 + j) * 32 + 16)));
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) {
+            const __m512i off =
+                _mm512_set1_epi32(32 * load_i32(xrow + r * ldq + xs_off + 4 * (kb * 16 + j)));
+            S[r][0] =
+                _mm512_add_epi32(S[r][0], _mm512_mullo_epi32(_mm512_sub_epi32(is[r][0], off), sc0));
+            S[r][1] =
+                _mm512_add_epi32(S[r][1], _mm512_mullo_epi32(_mm512_sub_epi32(is[r][1], off), sc1));
+          }
+        }
+      }
+    }
+    __m512 d0, d1;
+    scales(blk + 208 * 32, ph, &d0, &d1);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
+      acc[r][0] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, S[r][0]), _mm512_mul_ps(d0, dx),
+                                  acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, S[r][1]), _mm512_mul_ps(d1, dx),
+                                  acc[r][1]);
+    }
+  }
+  const __mmask16 k0 = lane_mask(n_cols), k1 = lane_mask(n_cols - 16);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    _mm512_mask_storeu_ps(y + r * ldy, k0, acc[r][0]);
+    _mm512_mask_storeu_ps(y + r * ldy + 16, k1, acc[r][1]);
+  }
+}
+
+void q6_k_block(const GemmJob& job, const GemmBlock& b) {
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nbt = job.K / 256, pstride = nbt * 32 * 210;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t m = b.m0; m < b.m1; m += 2) {
+      const bool two = b.m1 - m >= 2;
+      (two ? &q6_k_tile<2> : &q6_k_tile<1>)(panels + p * pstride, nbt, job.xq + m * job.ldq,
+                                            job.ldq, job.xd_off, job.xs_off,
+                                            job.y + m * job.ldy + p * 32, job.ldy, job.N - p * 32);
+    }
+  }
+}
+
+}  // namespace
+
+void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
+  switch (core::DType(dtype)) {
+    case core::DType::kQ8_0:
+      return q8_0_block(job, b);
+    case core::DType::kQ4_K:
+      return q4_k_block(job, b);
+    case core::DType::kQ6_K:
+      return q6_k_block(job, b);
+    case core::DType::kQ4_0:
+      return q4_32_block<false>(job, b);
+    case core::DType::kIQ4_NL:
+      return q4_32_block<true>(job, b);
+    default:
+      break;
+  }
+}
+
+}  // namespace anchorage::kernels::isa_vnni

@@ -93,9 +93,8 @@ core::Status InProcessServer::start() {
   if (core::Status b = server_.bind(); !b.is_ok()) return b;
   thread_ = std::thread([this] { served_ = server_.serve(); });
   running_ = true;
-  client_ = std::make_unique<httplib::Client>("127.0.0.1", server_.port());
-  client_->set_read_timeout(3600, 0);
-  client_->set_keep_alive(true);
+  client_ = std::make_unique<server::HttpClient>("127.0.0.1", server_.port());
+  client_->set_read_timeout(3600);
   return core::Status();
 }
 
@@ -108,14 +107,13 @@ core::Status InProcessServer::stop() {
   return served_;
 }
 
-PostResult post_json(httplib::Client& c, const std::string& path, const Json& body) {
+PostResult post_json(server::HttpClient& c, const std::string& path, const Json& body) {
   PostResult out;
   const int64_t t0 = core::now_ns();
   auto r = c.Post(path, body.dump(), "application/json");
   out.wall_ms = double(core::now_ns() - t0) * 1e-6;
   if (!r) {
-    std::fprintf(stderr, "bench: POST %s: %s\n", path.c_str(),
-                 httplib::to_string(r.error()).c_str());
+    std::fprintf(stderr, "bench: POST %s: %s\n", path.c_str(), r.error().c_str());
     return out;
   }
   out.status = r->status;

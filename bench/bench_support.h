@@ -6,8 +6,6 @@
 // The filler is the benchmarks' own synthetic text: nothing here reads or stores user data.
 #pragma once
 
-#include <httplib.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,6 +15,7 @@
 
 #include "core/rng.h"
 #include "core/status.h"
+#include "server/http_client.h"
 #include "server/http_server.h"
 #include "server/served_model.h"
 #include "server/server_options.h"
@@ -62,14 +61,14 @@ class InProcessServer {
   core::Status start();
   // A keep-alive client with a long read timeout (a cold prefill of a long prompt is slow);
   // valid after start().
-  httplib::Client& client() { return *client_; }
+  server::HttpClient& client() { return *client_; }
   int port() const { return server_.port(); }
   // Shuts the server down; its serve() status.
   core::Status stop();
 
  private:
   server::HttpServer server_;
-  std::unique_ptr<httplib::Client> client_;
+  std::unique_ptr<server::HttpClient> client_;
   std::thread thread_;
   core::Status served_;
   bool running_ = false;
@@ -82,7 +81,7 @@ struct PostResult {
   Json body;
   double wall_ms = 0;
 };
-PostResult post_json(httplib::Client& c, const std::string& path, const Json& body);
+PostResult post_json(server::HttpClient& c, const std::string& path, const Json& body);
 
 // The assistant message as the client got it: exactly the fields the server returned
 // (content, maybe null; reasoning_content; tool_calls).

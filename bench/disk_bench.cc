@@ -31,7 +31,6 @@
 //        raw; admission from 1,024 tokens)
 //        --check (exit 1 unless the document has its parts and every disk request's source is
 //        `disk`; no wall-clock thresholds).
-#include <httplib.h>
 
 #include <algorithm>
 #include <charconv>
@@ -371,21 +370,21 @@ struct Reply {
   Json row;
 };
 
-Reply post_chat(httplib::Client& c, const std::string& model_name, const Head& head,
+Reply post_chat(server::HttpClient& c, const std::string& model_name, const Head& head,
                 const Json& user, const std::string& session) {
   const Json body = {{"model", model_name},
                      {"messages", Json::array({head.system, user})},
                      {"tools", head.tools},
                      {"max_tokens", 4},
                      {"temperature", 0}};
-  const httplib::Headers headers = {{"x-session-id", session}};
+  const server::HttpHeaders headers = {{"x-session-id", session}};
   const int64_t t0 = core::now_ns();
   auto r = c.Post("/v1/chat/completions", headers, body.dump(), "application/json");
   const double wall_ms = double(core::now_ns() - t0) * 1e-6;
   Reply out;
   if (!r || r->status != 200) {
     std::fprintf(stderr, "disk_bench: POST failed: %s\n",
-                 r ? r->body.substr(0, 300).c_str() : httplib::to_string(r.error()).c_str());
+                 r ? r->body.substr(0, 300).c_str() : r.error().c_str());
     return out;
   }
   const Json j = Json::parse(r->body, nullptr, false);
@@ -404,7 +403,7 @@ Reply post_chat(httplib::Client& c, const std::string& model_name, const Head& h
   return out;
 }
 
-Json disk_stats(httplib::Client& c) {
+Json disk_stats(server::HttpClient& c) {
   auto r = c.Get("/v1/cache/stats");
   const Json s = r ? Json::parse(r->body, nullptr, false) : Json();
   return s.is_object() && s.contains("disk") ? s["disk"] : Json();

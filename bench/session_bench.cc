@@ -41,7 +41,6 @@
 //        --user-every 7  --capacity 32768  --tool-choice auto  --reasoning-budget -1 (none)
 //        --configs end_on,end_off,spacing_512,spacing_256,default (no_cache: ~4 more minutes).
 // Google Benchmark's --benchmark_* flags (scripts/bench.sh) are accepted and ignored.
-#include <httplib.h>
 
 #include <algorithm>
 #include <charconv>
@@ -198,7 +197,7 @@ bool config_spec(const std::string& name, ConfigSpec* out) {
 }
 
 // The bytes the caches hold, from GET /v1/cache/stats (zeros with the caches off).
-Json held_bytes(httplib::Client& c) {
+Json held_bytes(server::HttpClient& c) {
   auto r = c.Get("/v1/cache/stats");
   const Json s = r ? Json::parse(r->body, nullptr, false) : Json();
   if (!s.is_object() || !s.value("enabled", false)) {
@@ -222,7 +221,7 @@ struct TurnResult {
   Json assistant;
 };
 
-TurnResult post_turn(httplib::Client& c, const BenchArgs& a, const SessionScript& s,
+TurnResult post_turn(server::HttpClient& c, const BenchArgs& a, const SessionScript& s,
                      const Json& messages, const std::string& key) {
   Json body = {{"model", "anchorage-small"},   {"messages", messages},       {"tools", s.tools},
                {"tool_choice", a.tool_choice}, {"max_tokens", a.max_tokens}, {"temperature", 0},
@@ -313,7 +312,7 @@ Json run_config(const BenchArgs& a, server::ServedModel& model, const ConfigSpec
     std::fprintf(stderr, "session_bench: bind: %s\n", b.to_string().c_str());
     return {};
   }
-  httplib::Client& c = srv.client();
+  server::HttpClient& c = srv.client();
 
   const std::string key = "session-bench-" + spec.name;
   Json messages = Json::array({s.system, s.inputs[0]});

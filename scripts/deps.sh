@@ -12,7 +12,7 @@ PACKAGES=(
   libpcre2-dev
   python3 python3-numpy python3-jinja2
   clang-format
-  libcpp-httplib-dev
+  libboost1.81-dev
   clang libclang-rt-14-dev
   libxxhash-dev libzstd-dev libisal-dev libssl-dev
   libblosc-dev

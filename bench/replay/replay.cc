@@ -133,7 +133,7 @@ struct Sent {
 
 class Client {
  public:
-  Client(httplib::Client& http, const ReplayOptions& o, std::string scenario, std::string config)
+  Client(server::HttpClient& http, const ReplayOptions& o, std::string scenario, std::string config)
       : http_(http), o_(o), scenario_(std::move(scenario)), config_(std::move(config)) {}
 
   // Sends one request; throws when it fails (the scenario cannot go on without the answer).
@@ -188,7 +188,7 @@ class Client {
   std::vector<Sent>& sent() { return sent_; }
 
  private:
-  httplib::Client& http_;
+  server::HttpClient& http_;
   const ReplayOptions& o_;
   std::string scenario_, config_;
   std::map<std::string, int64_t> turns_;

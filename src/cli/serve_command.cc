@@ -21,6 +21,7 @@
 #include "core/machine_memory.h"
 #include "server/disk_tier_setup.h"
 #include "server/http_server.h"
+#include "server/routes.h"
 #include "server/served_model.h"
 #include "server/server_options.h"
 
@@ -49,6 +50,8 @@ struct ServeArgs {
   int64_t max_tokens = 4096;
   int64_t http_threads = 0;
   int64_t drain_s = 30;
+  int64_t header_timeout_s = 10;
+  int64_t idle_timeout_s = 60;
   std::string tokenizer_dir = ANCHORAGE_DEFAULT_TOKENIZER_DIR;
   std::string model_name;
   int64_t reasoning_budget = -1;
@@ -117,7 +120,12 @@ FlagSet make_flags(ServeArgs* a) {
   f.add_int("queue", &a->queue, "requests that may wait for the engine before a 429");
   f.add_int("max-body-bytes", &a->max_body_bytes, "largest request body (413 above)");
   f.add_int("max-tokens", &a->max_tokens, "max_tokens of a request that names none");
-  f.add_int("http-threads", &a->http_threads, "HTTP worker threads (0 = queue + 8)");
+  f.add_int("http-threads", &a->http_threads,
+            "HTTP worker threads, which run the handlers (0 = queue + 8)");
+  f.add_int("header-timeout-s", &a->header_timeout_s,
+            "seconds a request's headers may take from its first byte (then 408, closed)");
+  f.add_int("idle-timeout-s", &a->idle_timeout_s,
+            "seconds a keep-alive connection may wait for its next request");
   f.add_int(
       "drain-s", &a->drain_s,
       "on SIGTERM, seconds the running generation may finish before it is cut (0 = no bound)");
@@ -206,14 +214,12 @@ void print_help(const FlagSet& flags) {
       "usage: anchorage serve [flags]\n"
       "Serves the OpenAI API on a qwen35 model: a GGUF file (--model) or random weights from\n"
       "a preset. docs/http-api.md describes it.\n\n"
-      "routes:\n"
-      "  POST /v1/chat/completions   chat, whole or streamed (SSE)\n"
-      "  POST /v1/completions        text completion (text or token ids)\n"
-      "  GET  /v1/models, /v1/models/{id}\n"
-      "  GET  /health                200 ok, 503 while shutting down\n"
-      "  GET  /metrics               Prometheus text\n"
-      "  GET  /v1/cache/stats, POST /v1/cache/peek, POST /v1/cache/clear (--admin-token)\n"
-      "  POST /tokenize, POST /detokenize, GET  /props   llama-server's shapes\n"
+      "routes:\n");
+  for (const server::Route& r : server::route_table()) {
+    std::printf("  %-4.*s %-22.*s %.*s\n", int(r.method.size()), r.method.data(),
+                int(r.pattern.size()), r.pattern.data(), int(r.help.size()), r.help.data());
+  }
+  std::printf(
       "With --api-key every route but /health needs Authorization: Bearer <key>.\n\n"
       "Every flag can also be set by the environment: ANCHORAGE_ + its name in upper case\n"
       "with '_' for '-' (ANCHORAGE_PORT=9000); the command line wins.\n\nflags:\n");
@@ -324,6 +330,10 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
   if (a.max_tokens < 0) return "--max-tokens must be >= 0";
   if (a.http_threads < 0 || a.http_threads > 4096) return "--http-threads must be in [0, 4096]";
   if (a.drain_s < 0 || a.drain_s > 86400) return "--drain-s must be in [0, 86400]";
+  if (a.header_timeout_s < 1 || a.header_timeout_s > 3600)
+    return "--header-timeout-s must be in [1, 3600]";
+  if (a.idle_timeout_s < 1 || a.idle_timeout_s > 86400)
+    return "--idle-timeout-s must be in [1, 86400]";
   if (a.reasoning_budget < -1) return "--reasoning-budget must be >= -1";
   if (a.n_predict < -1) return "--n-predict must be >= -1";
   // One engine decodes one request at a time; more slots are not built yet.
@@ -345,6 +355,8 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
   if (!a.model.chat_template.empty()) o->chat_template = a.model.chat_template;
   o->http_threads = int(a.http_threads);
   o->drain_s = int(a.drain_s);
+  o->header_timeout_s = int(a.header_timeout_s);
+  o->idle_timeout_s = int(a.idle_timeout_s);
   spec->anchor_spacing =
       std::gcd(std::max<int64_t>(a.anchor_spacing, 1), std::max<int64_t>(a.prefix_chunk, 1));
   o->reasoning_budget = a.reasoning_budget;

@@ -33,6 +33,8 @@ const char* reason_name(Reason r) {
       return "length_range";
     case Reason::kTornTail:
       return "torn_tail";
+    case Reason::kWrongType:
+      return "wrong_type";
   }
   return "none";
 }

@@ -36,6 +36,9 @@ enum class Reason : uint8_t {
   kShortRead,    // the file ends before what its header promises
   kLengthRange,  // a length or count outside what the format allows
   kTornTail,     // a record cut off by a crash (a journal's or spill's last block)
+  // Not a file's: a request field of the wrong JSON type (the text layer's chat parser), which
+  // the server answers with code invalid_type. Not in kAllReasons, which counts corrupt files.
+  kWrongType,
 };
 inline constexpr Reason kAllReasons[] = {
     Reason::kBadMagic,  Reason::kBadVersion,  Reason::kFingerprint,
@@ -56,6 +59,9 @@ class [[nodiscard]] Status {
   static Status io_error(std::string m) { return Status(StatusCode::kIOError, std::move(m)); }
   static Status invalid_argument(std::string m) {
     return Status(StatusCode::kInvalidArgument, std::move(m));
+  }
+  static Status invalid_argument(Reason r, std::string m) {
+    return Status(StatusCode::kInvalidArgument, std::move(m), r);
   }
   static Status unsupported(std::string m) {
     return Status(StatusCode::kUnsupported, std::move(m));

@@ -29,15 +29,9 @@ ApiError error_from_status(const core::Status& status, std::string_view default_
   switch (status.code()) {
     case core::StatusCode::kInvalidArgument:
       e.http_status = 400;
-      // The text layer says "<field>: must be a string" (an object, an array, ...) for a
-      // value of the wrong JSON type: that is invalid_type, as for the fields read here.
-      e.code = "invalid_value";
-      if (colon != std::string::npos) {
-        const std::string_view why = std::string_view(m).substr(colon + 2);
-        if (why.rfind("must be a ", 0) == 0 || why.rfind("must be an ", 0) == 0) {
-          e.code = "invalid_type";
-        }
-      }
+      // The text layer marks a value of the wrong JSON type with its reason: invalid_type,
+      // as for the fields read here.
+      e.code = status.reason() == core::Reason::kWrongType ? "invalid_type" : "invalid_value";
       break;
     case core::StatusCode::kUnsupported:
       e.http_status = 400;

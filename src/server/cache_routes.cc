@@ -2,7 +2,6 @@
 // "Cache routes"). The tiers belong to the engine thread: stats read the snapshot the caches
 // publish after every change; clear and peek take the engine while it is idle
 // (EngineQueue::run_when_idle).
-#include <httplib.h>
 
 #include "server/completion_request.h"
 #include "server/engine_caches.h"
@@ -24,19 +23,19 @@ constexpr int kPeekWaitMs = 3000;
 // A clear waits for the running request to end, however long it takes up to this.
 constexpr int kClearWaitMs = 600000;
 
-bool authorised(const Service& svc, const httplib::Request& req) {
+bool authorised(const Service& svc, const HttpRequest& req) {
   if (svc.options.admin_token.empty()) return true;
-  return req.get_header_value("Authorization") == "Bearer " + svc.options.admin_token;
+  return req.header_value("Authorization") == "Bearer " + svc.options.admin_token;
 }
 
 }  // namespace
 
-void handle_cache_stats(Service& svc, const httplib::Request&, httplib::Response& res) {
+void handle_cache_stats(Service& svc, const HttpRequest&, HttpResponse& res) {
   Json body = svc.caches != nullptr ? to_json(svc.caches->stats()) : Json{{"enabled", false}};
   res.set_content(dump_json(body), "application/json");
 }
 
-void handle_cache_clear(Service& svc, const httplib::Request& req, httplib::Response& res) {
+void handle_cache_clear(Service& svc, const HttpRequest& req, HttpResponse& res) {
   if (!authorised(svc, req)) {
     ApiError e =
         field_error("Authorization", "this route needs the admin bearer token", "invalid_api_key");
@@ -44,7 +43,7 @@ void handle_cache_clear(Service& svc, const httplib::Request& req, httplib::Resp
     e.type = "authentication_error";
     return answer_error(svc, res, e);
   }
-  const std::string tier = req.has_param("tier") ? req.get_param_value("tier") : "all";
+  const std::string tier = req.query_param("tier").value_or("all");
   if (tier != "all" && tier != "ram" && tier != "disk") {
     return answer_error(svc, res, field_error("tier", "must be \"all\", \"ram\" or \"disk\""));
   }
@@ -71,7 +70,7 @@ void handle_cache_clear(Service& svc, const httplib::Request& req, httplib::Resp
                   "application/json");
 }
 
-void handle_cache_peek(Service& svc, const httplib::Request& req, httplib::Response& res) {
+void handle_cache_peek(Service& svc, const HttpRequest& req, HttpResponse& res) {
   CompletionRequest request;
   if (auto e = parse_chat_body(req.body, session_header(req), &request)) {
     return answer_error(svc, res, *e);

@@ -1,5 +1,4 @@
 // POST /v1/chat/completions (routes.h).
-#include <httplib.h>
 
 #include "server/request_parser.h"
 #include "server/responder.h"
@@ -8,7 +7,7 @@
 
 namespace anchorage::server {
 
-void handle_chat_completions(Service& svc, const httplib::Request& req, httplib::Response& res) {
+void handle_chat_completions(Service& svc, const HttpRequest& req, HttpResponse& res) {
   CompletionRequest request;
   if (auto e = parse_chat_body(req.body, session_header(req), &request)) {
     return answer_error(svc, res, *e);
@@ -16,12 +15,9 @@ void handle_chat_completions(Service& svc, const httplib::Request& req, httplib:
   serve_generation(svc, std::move(request), res);
 }
 
-// The x-session-id header, if present (header names are case-insensitive in httplib).
-std::optional<std::string_view> session_header(const httplib::Request& req) {
-  const std::string key(kSessionHeader);
-  if (!req.has_header(key.c_str())) return std::nullopt;
-  const auto it = req.headers.find(key);
-  return std::string_view(it->second);
+// The x-session-id header, if present (header names compare without case).
+std::optional<std::string_view> session_header(const HttpRequest& req) {
+  return req.header(kSessionHeader);
 }
 
 }  // namespace anchorage::server

@@ -1,5 +1,4 @@
 // POST /v1/completions (routes.h).
-#include <httplib.h>
 
 #include "server/request_parser.h"
 #include "server/responder.h"
@@ -8,7 +7,7 @@
 
 namespace anchorage::server {
 
-void handle_completions(Service& svc, const httplib::Request& req, httplib::Response& res) {
+void handle_completions(Service& svc, const HttpRequest& req, HttpResponse& res) {
   CompletionRequest request;
   if (auto e = parse_completion_body(req.body, session_header(req), &request)) {
     return answer_error(svc, res, *e);

@@ -1,5 +1,4 @@
 // serve_generation (routes.h): the part of the two completion routes after parsing.
-#include <httplib.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -83,7 +82,7 @@ AnswerPlan make_plan(Service& svc, const CompletionRequest& request, uint64_t no
 
 }  // namespace
 
-void serve_generation(Service& svc, CompletionRequest request, httplib::Response& res) {
+void serve_generation(Service& svc, CompletionRequest request, HttpResponse& res) {
   std::vector<int32_t> prompt;
   std::string prompt_text;
   if (auto e = build_prompt(request, svc.tokenizer, svc.vocab_size, svc.capacity, &prompt,

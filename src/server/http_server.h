@@ -1,11 +1,12 @@
-// HttpServer: the OpenAI-compatible HTTP server (docs/http-api.md) — cpp-httplib wired to the
-// route handlers, one EngineQueue over the served model's engine, the metrics.
+// HttpServer: the OpenAI-compatible HTTP server (docs/http-api.md) — the transport
+// (http_transport.h: Boost.Beast on one Asio I/O thread, handlers on a worker pool) wired to
+// the route table (routes.h), one EngineQueue over the served model's engine, the metrics.
 //
 // Life cycle: bind() (port 0 picks a free port), serve() blocks on the calling thread until
 // shutdown() has finished. shutdown() (SIGTERM; any thread, idempotent): /health turns 503,
 // waiting requests get 503, new ones 503 too, the request on the engine finishes and its
-// response is written, then the drain hook runs (the caches will save their state there)
-// and the listener closes.
+// response is written (cut after --drain-s), then the drain hook runs (the caches will save
+// their state there) and the listener closes.
 //
 // Thread safety: bind and serve from one thread; shutdown from any; test_ accessors from any.
 #pragma once

@@ -1,5 +1,4 @@
 // GET /v1/models, /v1/models/{id}, /health, /metrics (routes.h).
-#include <httplib.h>
 
 #include "server/engine_caches.h"
 #include "server/metrics.h"
@@ -10,15 +9,14 @@
 
 namespace anchorage::server {
 
-void handle_models(Service& svc, const httplib::Request&, httplib::Response& res) {
+void handle_models(Service& svc, const HttpRequest&, HttpResponse& res) {
   res.set_content(
       dump_json(render_models(svc.options.model_name, svc.created, {svc.capacity, svc.vocab_size})),
       "application/json");
 }
 
-void handle_model(Service& svc, const httplib::Request& req, httplib::Response& res) {
-  const std::string id = req.matches.size() > 1 ? req.matches[1].str() : std::string();
-  if (id != svc.options.model_name) {
+void handle_model(Service& svc, const HttpRequest& req, HttpResponse& res) {
+  if (req.path_param != svc.options.model_name) {
     ApiError e = field_error("model", "no such model", "model_not_found");
     e.http_status = 404;
     return answer_error(svc, res, e);
@@ -29,7 +27,7 @@ void handle_model(Service& svc, const httplib::Request& req, httplib::Response& 
 }
 
 // 200 while serving; 503 once a shutdown began (load balancers stop sending).
-void handle_health(Service& svc, const httplib::Request&, httplib::Response& res) {
+void handle_health(Service& svc, const HttpRequest&, HttpResponse& res) {
   const bool stopping = svc.shutting_down.load();
   Json body = Json::object();
   body["status"] = stopping ? "shutting_down" : "ok";
@@ -83,7 +81,7 @@ void handle_health(Service& svc, const httplib::Request&, httplib::Response& res
   res.set_content(dump_json(body), "application/json");
 }
 
-void handle_metrics(Service& svc, const httplib::Request&, httplib::Response& res) {
+void handle_metrics(Service& svc, const HttpRequest&, HttpResponse& res) {
   const QueueGauges gauges{svc.queue.depth(), svc.queue.capacity(), svc.queue.running()};
   std::string text = svc.metrics.render(gauges);
   if (svc.caches != nullptr) append_prometheus(svc.caches->stats(), &text);

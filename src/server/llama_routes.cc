@@ -1,7 +1,6 @@
 // llama-server's own routes, in its shapes, for the clients and scripts written against it
 // (routes.h; docs/http-api.md "llama.cpp routes"): POST /tokenize, POST /detokenize, GET /props.
 // None of them touches the engine: the tokenizer's const methods are thread-safe.
-#include <httplib.h>
 
 #include <string>
 #include <vector>
@@ -28,8 +27,8 @@ Json piece_json(std::string_view bytes) {
 
 }  // namespace
 
-bool bearer_matches(const httplib::Request& req, std::string_view key) {
-  const std::string got = req.get_header_value("Authorization");
+bool bearer_matches(const HttpRequest& req, std::string_view key) {
+  const std::string got = req.header_value("Authorization");
   const std::string want = "Bearer " + std::string(key);
   // Every byte of the expected value is compared whatever the header holds, so the time a
   // refusal takes says nothing about how much of a guessed key was right.
@@ -40,7 +39,7 @@ bool bearer_matches(const httplib::Request& req, std::string_view key) {
   return diff == 0;
 }
 
-void handle_tokenize(Service& svc, const httplib::Request& req, httplib::Response& res) {
+void handle_tokenize(Service& svc, const HttpRequest& req, HttpResponse& res) {
   Json body;
   if (auto e = parse_json_body(req.body, &body)) return answer_error(svc, res, *e);
   FieldReader r(body);
@@ -65,7 +64,7 @@ void handle_tokenize(Service& svc, const httplib::Request& req, httplib::Respons
   res.set_content(dump_json(Json{{"tokens", std::move(tokens)}}), "application/json");
 }
 
-void handle_detokenize(Service& svc, const httplib::Request& req, httplib::Response& res) {
+void handle_detokenize(Service& svc, const HttpRequest& req, HttpResponse& res) {
   Json body;
   if (auto e = parse_json_body(req.body, &body)) return answer_error(svc, res, *e);
   FieldReader r(body);
@@ -92,7 +91,7 @@ void handle_detokenize(Service& svc, const httplib::Request& req, httplib::Respo
   res.set_content(dump_json(Json{{"content", svc.tokenizer.decode(ids)}}), "application/json");
 }
 
-void handle_props(Service& svc, const httplib::Request&, httplib::Response& res) {
+void handle_props(Service& svc, const HttpRequest&, HttpResponse& res) {
   const ServerOptions& o = svc.options;
   Json params = Json::object();
   // What a request that names none of them gets (request_parser.cc's defaults).

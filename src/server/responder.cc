@@ -1,7 +1,5 @@
 #include "server/responder.h"
 
-#include <httplib.h>
-
 #include <chrono>
 #include <string>
 #include <vector>
@@ -24,7 +22,7 @@ std::optional<ApiError> outcome_error(const JobOutcome& o, const TokenStream& st
   return std::nullopt;
 }
 
-// The state of one SSE answer; httplib calls pump() until it calls sink.done() or fails.
+// The state of one SSE answer; the transport calls pump() until it calls sink.done() or fails.
 class SseAnswer {
  public:
   SseAnswer(Service& svc, std::shared_ptr<TokenStream> stream, AnswerPlan plan)
@@ -33,7 +31,7 @@ class SseAnswer {
         plan_(std::move(plan)),
         builder_(svc.tokenizer, plan_.choice) {}
 
-  bool pump(httplib::DataSink& sink) {
+  bool pump(ChunkSink& sink) {
     if (!opened_) {
       opened_ = true;
       // The chat role chunk goes out at once: the client sees its headers and a first event
@@ -66,26 +64,25 @@ class SseAnswer {
   }
 
  private:
-  bool write(httplib::DataSink& sink, std::string_view data) {
-    if (sink.write(data.data(), data.size())) return true;
+  bool write(ChunkSink& sink, std::string_view data) {
+    if (sink.write(data)) return true;
     stream_->cancel();  // the client is gone: stop the engine at its next token
     return false;
   }
 
-  bool emit_chunk(httplib::DataSink& sink, const ChoiceDelta& delta, bool first,
-                  std::string_view finish) {
+  bool emit_chunk(ChunkSink& sink, const ChoiceDelta& delta, bool first, std::string_view finish) {
     const Json chunk =
         render_chunk(plan_.meta, svc_.tokenizer, delta, first, finish, &text_offset_);
     return write(sink, sse_event(dump_json(chunk)));
   }
 
-  bool flush_pending(httplib::DataSink& sink) {
+  bool flush_pending(ChunkSink& sink) {
     const bool ok = emit_chunk(sink, pending_, false, "");
     pending_ = ChoiceDelta{};
     return ok;
   }
 
-  bool finish(httplib::DataSink& sink, const JobOutcome& outcome) {
+  bool finish(ChunkSink& sink, const JobOutcome& outcome) {
     if (auto error = outcome_error(outcome, *stream_)) {
       // Headers are out: OpenAI's way is an error object as a data event.
       if (!write(sink, sse_event(render_error_body(*error)))) return false;
@@ -116,15 +113,15 @@ class SseAnswer {
 
 }  // namespace
 
-void answer_error(const Service& svc, httplib::Response& res, const ApiError& error) {
+void answer_error(const Service& svc, HttpResponse& res, const ApiError& error) {
   res.status = error.http_status;
   if (error.http_status == 429 || error.http_status == 503) {
     res.set_header("Retry-After", std::to_string(svc.options.retry_after_seconds));
   }
-  res.set_content(render_error_body(error), std::string(kJsonType));
+  res.set_content(render_error_body(error), kJsonType);
 }
 
-void answer_streamed(Service& svc, httplib::Response& res, std::shared_ptr<TokenStream> stream,
+void answer_streamed(Service& svc, HttpResponse& res, std::shared_ptr<TokenStream> stream,
                      AnswerPlan plan) {
   // Headers wait while the job is queued: a job the queue drops at shutdown then gets its 503
   // (as docs/http-api.md says) instead of 200 and an error event. Once the engine takes it,
@@ -143,9 +140,8 @@ void answer_streamed(Service& svc, httplib::Response& res, std::shared_ptr<Token
   res.set_header("Cache-Control", "no-cache");
   // Asks reverse proxies (nginx) not to buffer the stream.
   res.set_header("X-Accel-Buffering", "no");
-  res.set_chunked_content_provider(
-      std::string(kSseContentType),
-      [answer](size_t, httplib::DataSink& sink) { return answer->pump(sink); },
+  res.set_chunked(
+      kSseContentType, [answer](ChunkSink& sink) { return answer->pump(sink); },
       [answer](bool success) { answer->release(success); });
 }
 
@@ -175,22 +171,22 @@ class WholeAnswer {
   bool done() const { return done_; }
 
   // The whole response once the job ended: status and body.
-  void render(httplib::Response& res) {
+  void render(HttpResponse& res) {
     if (auto error = outcome_error(outcome_, *stream_)) return answer_error(svc_, res, *error);
     res.status = 200;
-    res.set_content(body(), std::string(kJsonType));
+    res.set_content(body(), kJsonType);
   }
 
-  bool pump(httplib::DataSink& sink) {
+  bool pump(ChunkSink& sink) {
     if (!done_ && !collect()) {
-      if (sink.write(" ", 1)) return true;
+      if (sink.write(" ")) return true;
       stream_->cancel();
       return false;
     }
     const std::string text = outcome_error(outcome_, *stream_)
                                  ? render_error_body(*outcome_error(outcome_, *stream_))
                                  : body();
-    if (!sink.write(text.data(), text.size())) return false;
+    if (!sink.write(text)) return false;
     sink.done();
     return true;
   }
@@ -221,7 +217,7 @@ class WholeAnswer {
 
 }  // namespace
 
-void answer_whole(Service& svc, httplib::Response& res, std::shared_ptr<TokenStream> stream,
+void answer_whole(Service& svc, HttpResponse& res, std::shared_ptr<TokenStream> stream,
                   AnswerPlan plan) {
   auto answer = std::make_shared<WholeAnswer>(svc, std::move(stream), std::move(plan));
   // Until the first token the status is open (a queue or memory refusal is still a 4xx/5xx).
@@ -233,9 +229,8 @@ void answer_whole(Service& svc, httplib::Response& res, std::shared_ptr<TokenStr
     return;
   }
   res.status = 200;
-  res.set_chunked_content_provider(
-      std::string(kJsonType),
-      [answer](size_t, httplib::DataSink& sink) { return answer->pump(sink); },
+  res.set_chunked(
+      kJsonType, [answer](ChunkSink& sink) { return answer->pump(sink); },
       [answer](bool success) { answer->release(success); });
 }
 

@@ -5,22 +5,19 @@
 // A streamed answer cancels its job as soon as a write fails (the client went away): the
 // engine stops at its next token. While the engine is busy elsewhere or in a long prefill,
 // the stream writes an SSE comment every ServerOptions::sse_ping_ms, which is also how a
-// client that left during the prefill is found. A whole answer cannot see its client leave
-// (the HTTP library exposes no socket); it is bounded by max_tokens.
+// client that left during the prefill is found. A whole answer, once its 200 is out, writes a
+// space as often (leading JSON whitespace) for the same reason.
 //
-// Thread safety: called by one HTTP thread per request.
+// Thread safety: called by one HTTP worker thread per request.
 #pragma once
 
 #include <memory>
 
 #include "server/choice_builder.h"
+#include "server/http_message.h"
 #include "server/openai_json.h"
 #include "server/service.h"
 #include "server/token_stream.h"
-
-namespace httplib {
-struct Response;
-}
 
 namespace anchorage::server {
 
@@ -31,15 +28,15 @@ struct AnswerPlan {
 };
 
 // Both take over one ResponseTracker::begin() made by the caller and end it when done.
-void answer_streamed(Service& svc, httplib::Response& res, std::shared_ptr<TokenStream> stream,
+void answer_streamed(Service& svc, HttpResponse& res, std::shared_ptr<TokenStream> stream,
                      AnswerPlan plan);
 // answer_whole waits for the first token (so a refusal still gets its status), then finishes
 // as a chunked 200 that writes a space while it waits: a client that hung up is found by the
 // failed write and its generation cancelled.
-void answer_whole(Service& svc, httplib::Response& res, std::shared_ptr<TokenStream> stream,
+void answer_whole(Service& svc, HttpResponse& res, std::shared_ptr<TokenStream> stream,
                   AnswerPlan plan);
 
 // Writes an ApiError as the response (status, JSON body, Retry-After for 429 and 503).
-void answer_error(const Service& svc, httplib::Response& res, const ApiError& error);
+void answer_error(const Service& svc, HttpResponse& res, const ApiError& error);
 
 }  // namespace anchorage::server

@@ -35,9 +35,15 @@ struct ServerOptions {
   // A streamed response writes an SSE comment this often while it has nothing else to say
   // (a long prefill): it keeps proxies from timing out and finds a client that went away.
   int sse_ping_ms = 1000;
-  // HTTP worker threads; 0 = queue_capacity + 8 (every queued request holds one while it
-  // waits, and /health, /metrics and idle keep-alive connections need a few more).
+  // HTTP worker threads, which run the handlers; 0 = queue_capacity + 8 (every queued request
+  // holds one while it waits, and /health and /metrics need a few more). Connections that are
+  // idle or still sending their request hold none (http_transport.h).
   int http_threads = 0;
+  // A request's headers must be complete this many seconds after its first byte (and its body
+  // may not pause longer); then 408 and the connection closes.
+  int header_timeout_s = 10;
+  // A keep-alive connection with no request for this long is closed.
+  int idle_timeout_s = 60;
   // Reasoning tokens a chat answer may write before the server closes its <think> block with
   // a hidden phrase (output_constraint.h); -1: no limit. A request's reasoning_budget wins.
   int64_t reasoning_budget = -1;

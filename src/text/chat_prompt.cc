@@ -14,6 +14,12 @@ core::Status field_error(const std::string& field, std::string_view why) {
   return core::Status::invalid_argument(field + ": " + std::string(why));
 }
 
+// A value of the wrong JSON type: the reason tells the server to answer invalid_type (the
+// message's wording is for people, not for classifying).
+core::Status type_error(const std::string& field, std::string_view why) {
+  return core::Status::invalid_argument(core::Reason::kWrongType, field + ": " + std::string(why));
+}
+
 std::string indexed(const std::string& base, size_t i) {
   return base + "[" + std::to_string(i) + "]";
 }
@@ -27,7 +33,7 @@ const Json* member(const Json& object, const char* key) {
 core::Result<ChatRole> parse_role(const Json& message, const std::string& field) {
   const Json* role = member(message, "role");
   if (role == nullptr) return field_error(field, "missing");
-  if (!role->is_string()) return field_error(field, "must be a string");
+  if (!role->is_string()) return type_error(field, "must be a string");
   const auto& r = role->get_ref<const std::string&>();
   if (r == "system") return ChatRole::kSystem;
   if (r == "user") return ChatRole::kUser;
@@ -44,18 +50,18 @@ core::Status parse_content(const Json& message, const std::string& field, std::s
     *out = content->get_ref<const std::string&>();
     return core::Status::ok();
   }
-  if (!content->is_array()) return field_error(field, "must be a string, an array or null");
+  if (!content->is_array()) return type_error(field, "must be a string, an array or null");
   for (size_t j = 0; j < content->size(); ++j) {
     const Json& part = (*content)[j];
     const std::string part_field = indexed(field, j);
-    if (!part.is_object()) return field_error(part_field, "must be an object");
+    if (!part.is_object()) return type_error(part_field, "must be an object");
     const Json* type = member(part, "type");
     if (type == nullptr || !type->is_string() || type->get_ref<const std::string&>() != "text") {
       return field_error(part_field + ".type", "only \"text\" parts are supported");
     }
     const Json* text = member(part, "text");
     if (text == nullptr || !text->is_string()) {
-      return field_error(part_field + ".text", "must be a string");
+      return type_error(part_field + ".text", "must be a string");
     }
     if (j > 0) out->push_back('\n');
     *out += text->get_ref<const std::string&>();
@@ -85,7 +91,7 @@ core::Status print_arguments(const Json& arguments, const std::string& field,
 
 core::Status parse_tool_call(const Json& call, const std::string& field,
                              const ChatRequestOptions& options, ChatToolCall* out) {
-  if (!call.is_object()) return field_error(field, "must be an object");
+  if (!call.is_object()) return type_error(field, "must be an object");
   // The template replaces the call by its `function` when that is truthy (a non-empty object).
   const Json* target = &call;
   std::string target_field = field;
@@ -96,12 +102,12 @@ core::Status parse_tool_call(const Json& call, const std::string& field,
         target_field = field + ".function";
       }
     } else if (!function->is_null()) {
-      return field_error(field + ".function", "must be an object");
+      return type_error(field + ".function", "must be an object");
     }
   }
   const Json* name = member(*target, "name");
   if (name == nullptr || !name->is_string()) {
-    return field_error(target_field + ".name", "must be a string");
+    return type_error(target_field + ".name", "must be a string");
   }
   out->name = name->get_ref<const std::string&>();
   const Json* arguments = member(*target, "arguments");
@@ -111,7 +117,7 @@ core::Status parse_tool_call(const Json& call, const std::string& field,
 
 core::Status parse_message(const Json& message, const std::string& field,
                            const ChatRequestOptions& options, ChatMessage* out) {
-  if (!message.is_object()) return field_error(field, "must be an object");
+  if (!message.is_object()) return type_error(field, "must be an object");
   auto role = parse_role(message, field + ".role");
   if (!role) return role.error();
   out->role = *role;
@@ -122,12 +128,12 @@ core::Status parse_message(const Json& message, const std::string& field,
     if (reasoning->is_string()) {
       out->reasoning_content = reasoning->get_ref<const std::string&>();
     } else if (!reasoning->is_null()) {
-      return field_error(field + ".reasoning_content", "must be a string or null");
+      return type_error(field + ".reasoning_content", "must be a string or null");
     }
   }
   const Json* calls = member(message, "tool_calls");
   if (calls == nullptr || calls->is_null()) return core::Status::ok();
-  if (!calls->is_array()) return field_error(field + ".tool_calls", "must be an array or null");
+  if (!calls->is_array()) return type_error(field + ".tool_calls", "must be an array or null");
   out->tool_calls.resize(calls->size());
   for (size_t j = 0; j < calls->size(); ++j) {
     const std::string call_field = indexed(field + ".tool_calls", j);
@@ -140,11 +146,11 @@ core::Status parse_message(const Json& message, const std::string& field,
 core::Status parse_tools(const Json& body, std::vector<std::string>* out) {
   const Json* tools = member(body, "tools");
   if (tools == nullptr || tools->is_null()) return core::Status::ok();
-  if (!tools->is_array()) return field_error("tools", "must be an array or null");
+  if (!tools->is_array()) return type_error("tools", "must be an array or null");
   out->reserve(tools->size());
   for (size_t i = 0; i < tools->size(); ++i) {
     const Json& tool = (*tools)[i];
-    if (!tool.is_object()) return field_error(indexed("tools", i), "must be an object");
+    if (!tool.is_object()) return type_error(indexed("tools", i), "must be an object");
     if (json_deeper_than(tool, kMaxJsonDepth)) {
       return field_error(indexed("tools", i), "nested too deeply");
     }
@@ -155,15 +161,15 @@ core::Status parse_tools(const Json& body, std::vector<std::string>* out) {
 
 core::Status parse_flags(const Json& body, ChatPrompt* out) {
   if (const Json* agp = member(body, "add_generation_prompt"); agp != nullptr && !agp->is_null()) {
-    if (!agp->is_boolean()) return field_error("add_generation_prompt", "must be a boolean");
+    if (!agp->is_boolean()) return type_error("add_generation_prompt", "must be a boolean");
     out->add_generation_prompt = agp->get<bool>();
   }
   const Json* kwargs = member(body, "chat_template_kwargs");
   if (kwargs == nullptr || kwargs->is_null()) return core::Status::ok();
-  if (!kwargs->is_object()) return field_error("chat_template_kwargs", "must be an object");
+  if (!kwargs->is_object()) return type_error("chat_template_kwargs", "must be an object");
   if (const Json* et = member(*kwargs, "enable_thinking"); et != nullptr && !et->is_null()) {
     if (!et->is_boolean()) {
-      return field_error("chat_template_kwargs.enable_thinking", "must be a boolean");
+      return type_error("chat_template_kwargs.enable_thinking", "must be a boolean");
     }
     out->enable_thinking = et->get<bool>();
   }
@@ -171,11 +177,11 @@ core::Status parse_flags(const Json& body, ChatPrompt* out) {
 }
 
 core::Result<ChatPrompt> parse_checked(const Json& body, const ChatRequestOptions& options) {
-  if (!body.is_object()) return field_error("request", "must be a JSON object");
+  if (!body.is_object()) return type_error("request", "must be a JSON object");
   ChatPrompt prompt;
   const Json* messages = member(body, "messages");
   if (messages == nullptr) return field_error("messages", "missing");
-  if (!messages->is_array()) return field_error("messages", "must be an array");
+  if (!messages->is_array()) return type_error("messages", "must be an array");
   if (messages->empty()) return field_error("messages", "must not be empty");
   prompt.messages.resize(messages->size());
   for (size_t i = 0; i < messages->size(); ++i) {

@@ -85,7 +85,7 @@ TEST(HttpDisconnect, HangingUpOnAWholeAnswerCancelsTheGeneration) {
   EXPECT_LT(metric(m->body, "anchorage_completion_tokens_total"), kMaxTokens);
 }
 
-// The SDK's way to abort: the client stops reading and closes (httplib's receiver says stop).
+// The SDK's way to abort: the client stops reading and closes (the client's receiver says stop).
 TEST(HttpDisconnect, ClientAbortThroughTheHttpLibrary) {
   ServerHarness h;
   ASSERT_TRUE(h.ok());

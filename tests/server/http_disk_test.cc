@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,7 +70,7 @@ ServerOptions no_cache_options() {
 }
 
 Json post(ServerHarness& h, const Json& body, const std::string& session) {
-  httplib::Headers headers = {{"x-session-id", session}};
+  HttpHeaders headers = {{"x-session-id", session}};
   auto r = h.client().Post("/v1/chat/completions", headers, body.dump(), "application/json");
   EXPECT_TRUE(r);
   if (!r) return Json();

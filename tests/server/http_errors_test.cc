@@ -2,6 +2,10 @@
 // nothing crashes; a full queue gets 429 with Retry-After; a shutdown refuses with 503.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <functional>
+#include <thread>
+
 #include "server/engine_queue.h"
 #include "server_harness.h"
 
@@ -117,13 +121,10 @@ TEST(HttpErrors, FullQueueAnswers429WithRetryAfter) {
   EXPECT_NE(m->body.find("anchorage_queue_full_total 1\n"), std::string::npos);
 }
 
-// shutdown() (what SIGTERM calls): the running request finishes, a waiting one gets 503,
-// /health turns 503 meanwhile, serve() returns.
-TEST(HttpErrors, ShutdownFinishesTheRunningRequest) {
-  ServerOptions o;
-  o.queue_capacity = 2;
-  ServerHarness h(o);
-  ASSERT_TRUE(h.ok());
+// The shutdown tests' scene: a streamed request running on the engine, one more request
+// (sent by `waiting` on its own thread) held in the queue, then shutdown() on a third thread.
+// Returns the running stream's body once all three have ended.
+std::string shutdown_with_one_waiting(ServerHarness& h, const std::function<void()>& waiting) {
   Json running = chat_body("run", 150);
   running["stream"] = true;
   std::atomic<bool> running_done{false};
@@ -136,23 +137,34 @@ TEST(HttpErrors, ShutdownFinishesTheRunningRequest) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   h.server().test_queue().test_hold(true);  // keep the next one waiting
+  std::thread t2(waiting);
+  while (h.server().test_queue().depth() < 1)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::thread stopper([&] { h.stop(); });
+  t2.join();
+  t1.join();
+  stopper.join();
+  return running_body;
+}
+
+// shutdown() (what SIGTERM calls): the running request finishes, a waiting one gets 503,
+// /health turns 503 meanwhile, serve() returns.
+TEST(HttpErrors, ShutdownFinishesTheRunningRequest) {
+  ServerOptions o;
+  o.queue_capacity = 2;
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
   int waiting_status = 0;
   std::string waiting_body;
-  std::thread t2([&] {
+  const std::string running_body = shutdown_with_one_waiting(h, [&] {
     auto r = h.post("/v1/chat/completions", chat_body("queued", 5).dump());
     if (r) {
       waiting_status = r->status;
       waiting_body = r->body;
     }
   });
-  while (h.server().test_queue().depth() < 1)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  std::thread stopper([&] { h.stop(); });
-  t2.join();
   EXPECT_EQ(waiting_status, 503);
   EXPECT_EQ(parse_json(waiting_body)["error"]["code"], "shutting_down");
-  t1.join();
-  stopper.join();
   // The running stream was not cut: it has its finish chunk and [DONE].
   EXPECT_NE(running_body.find("\"finish_reason\":\""), std::string::npos);
   EXPECT_EQ(running_body.size() >= 14 ? running_body.substr(running_body.size() - 14) : "",
@@ -166,33 +178,17 @@ TEST(HttpErrors, QueuedStreamGets503OnShutdown) {
   o.queue_capacity = 2;
   ServerHarness h(o);
   ASSERT_TRUE(h.ok());
-  Json running = chat_body("run", 150);
-  running["stream"] = true;
-  std::atomic<bool> running_done{false};
-  std::thread t1([&] {
-    h.post_streamed("/v1/chat/completions", running.dump());
-    running_done = true;
-  });
-  while (!h.server().test_queue().running() && !running_done) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  h.server().test_queue().test_hold(true);  // keep the next one waiting
   Json queued = chat_body("queued", 5);
   queued["stream"] = true;
   ServerHarness::Streamed waiting;
-  std::thread t2([&] { waiting = h.post_streamed("/v1/chat/completions", queued.dump()); });
-  while (h.server().test_queue().depth() < 1)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  std::thread stopper([&] { h.stop(); });
-  t2.join();
+  shutdown_with_one_waiting(
+      h, [&] { waiting = h.post_streamed("/v1/chat/completions", queued.dump()); });
   EXPECT_EQ(waiting.status, 503) << waiting.body;
   EXPECT_EQ(waiting.body.find("data:"), std::string::npos) << waiting.body;
-  t1.join();
-  stopper.join();
 }
 
-// A Content-Length that is not a non-negative integer is an immediate 400 naming it (httplib
-// alone read toward the length and answered 413 after its read timeout).
+// A Content-Length that is not a non-negative integer is an immediate 400 naming it (the
+// transport before read toward the length and answered 413 after its read timeout).
 TEST(HttpErrors, NegativeContentLengthIs400) {
   ServerHarness h;
   ASSERT_TRUE(h.ok());

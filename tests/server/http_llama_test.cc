@@ -10,12 +10,12 @@
 namespace anchorage::server::testing {
 namespace {
 
-Json body_of(const httplib::Result& r) {
+Json body_of(const HttpResult& r) {
   return r ? parse_json(r->body) : Json();
 }
 
 // A 400 whose error names param.
-void expect_bad_field(const httplib::Result& r, const std::string& param) {
+void expect_bad_field(const HttpResult& r, const std::string& param) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400) << r->body;
   EXPECT_EQ(parse_json(r->body)["error"]["param"], param) << r->body;
@@ -106,9 +106,9 @@ TEST(HttpLlama, ApiKeyGuardsEveryRouteButHealth) {
   ServerHarness h(o);
   ASSERT_TRUE(h.ok());
   auto c = h.client();
-  const httplib::Headers good = {{"Authorization", "Bearer sk-local-1"}};
-  const httplib::Headers wrong = {{"Authorization", "Bearer sk-local-2"}};
-  const httplib::Headers prefix = {{"Authorization", "Bearer sk-local-"}};
+  const HttpHeaders good = {{"Authorization", "Bearer sk-local-1"}};
+  const HttpHeaders wrong = {{"Authorization", "Bearer sk-local-2"}};
+  const HttpHeaders prefix = {{"Authorization", "Bearer sk-local-"}};
   for (const char* path : {"/v1/models", "/props", "/metrics", "/v1/cache/stats"}) {
     auto r = c.Get(path);
     ASSERT_TRUE(r);
@@ -149,8 +149,8 @@ TEST(HttpLlama, AdminTokenPassesTheApiKeyCheck) {
   o.admin_token = "sk-admin";
   ServerHarness h(o);
   ASSERT_TRUE(h.ok());
-  const httplib::Headers user = {{"Authorization", "Bearer sk-user"}};
-  const httplib::Headers admin = {{"Authorization", "Bearer sk-admin"}};
+  const HttpHeaders user = {{"Authorization", "Bearer sk-user"}};
+  const HttpHeaders admin = {{"Authorization", "Bearer sk-admin"}};
   auto r = h.client().Get("/v1/models", admin);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);

@@ -34,9 +34,7 @@ TEST(HttpStream, ChatFramingUsageAndDone) {
   body["stream_options"] = {{"include_usage", true}};
   const auto s = h.post_streamed("/v1/chat/completions", body.dump());
   ASSERT_EQ(s.status, 200);
-  const auto type = s.headers.find("Content-Type");
-  ASSERT_NE(type, s.headers.end());
-  EXPECT_EQ(type->second, "text/event-stream");
+  EXPECT_EQ(s.header("Content-Type"), "text/event-stream");
   const Parsed p = parse_stream(s.body);
   ASSERT_TRUE(p.done_last);
   ASSERT_GE(p.chunks.size(), 3u);

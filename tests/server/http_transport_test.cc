@@ -14,8 +14,8 @@
 namespace anchorage::server::testing {
 namespace {
 
-// A second server on a port another one holds must fail to bind (httplib's default socket
-// options set SO_REUSEPORT, which let both bind and the kernel split connections).
+// A second server on a port another one holds must fail to bind (SO_REUSEPORT, which
+// cpp-httplib used to set, let both bind and the kernel split connections).
 TEST(HttpTransport, SecondServerOnTheSamePortFailsToBind) {
   ServerHarness first;
   ASSERT_TRUE(first.ok());

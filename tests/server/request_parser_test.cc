@@ -240,6 +240,19 @@ TEST(RequestParser, WrongTypesAnswerInvalidType) {
             "invalid_value");
 }
 
+// The code comes from the status's reason, which the chat parser sets, not from the wording
+// of its message: a wrong-type message without the reason is invalid_value, and a message
+// worded otherwise with it is invalid_type.
+TEST(RequestParser, ErrorCodeComesFromTheReasonNotTheText) {
+  const ApiError worded =
+      error_from_status(core::Status::invalid_argument("messages: must be a string"), "messages");
+  EXPECT_EQ(worded.code, "invalid_value");
+  const ApiError typed = error_from_status(
+      core::Status::invalid_argument(core::Reason::kWrongType, "messages: not text"), "messages");
+  EXPECT_EQ(typed.code, "invalid_type");
+  EXPECT_EQ(typed.param, "messages");
+}
+
 TEST(RequestParser, CompletionPrompts) {
   CompletionRequest r;
   ASSERT_FALSE(parse_completion_body(R"({"prompt": "hello"})", std::nullopt, &r));

@@ -10,7 +10,6 @@
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -23,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/log.h"
+#include "server/http_client.h"
 #include "server/http_server.h"
 #include "server/served_model.h"
 #include "server/server_options.h"
@@ -92,44 +92,43 @@ class ServerHarness {
     EXPECT_TRUE(served_.is_ok()) << served_.to_string();
   }
 
-  httplib::Client client() const {
-    httplib::Client c("127.0.0.1", port());
-    c.set_read_timeout(120, 0);
+  HttpClient client() const {
+    HttpClient c("127.0.0.1", port());
+    c.set_read_timeout(120);
     return c;
   }
 
-  // POSTs a JSON body; the response (status 0 when the request failed).
-  httplib::Result post(const std::string& path, const std::string& body,
-                       const httplib::Headers& headers = {}) const {
+  // POSTs a JSON body; the response (false when the request failed).
+  HttpResult post(const std::string& path, const std::string& body,
+                  const HttpHeaders& headers = {}) const {
     return client().Post(path, headers, body, "application/json");
   }
 
-  // POSTs and collects the raw response body through a content receiver (for SSE). The
-  // receiver may return false to hang up; status 0 then.
+  // POSTs and collects the raw response body as it comes (for SSE). keep_going may return
+  // false to hang up; status 0 then.
   struct Streamed {
     int status = 0;
-    httplib::Headers headers;
+    HttpHeaders headers;
     std::string body;
+    // The header's value ("" when absent); names compare without case.
+    std::string header(std::string_view name) const {
+      for (const auto& [k, v] : headers)
+        if (iequals(k, name)) return v;
+      return {};
+    }
   };
-  Streamed post_streamed(
-      const std::string& path, const std::string& body,
-      const std::function<bool(const std::string& so_far)>& keep_going = nullptr) const {
+  Streamed post_streamed(const std::string& path, const std::string& body,
+                         const std::function<bool(const std::string& so_far)>& keep_going = nullptr,
+                         HttpHeaders headers = {}) const {
     Streamed out;
-    httplib::Client c = client();
-    httplib::Request req;
-    req.method = "POST";
-    req.path = path;
-    req.headers.emplace("Content-Type", "application/json");
-    req.body = body;
-    req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
-      out.body.append(data, n);
+    headers.emplace_back("Content-Type", "application/json");
+    const HttpResult r = client().send("POST", path, headers, body, [&](std::string_view piece) {
+      out.body.append(piece);
       return !keep_going || keep_going(out.body);
-    };
-    httplib::Response res;
-    httplib::Error error = httplib::Error::Success;
-    if (c.send(req, res, error)) {
-      out.status = res.status;
-      out.headers = res.headers;
+    });
+    if (r) {
+      out.status = r->status;
+      out.headers = r->headers;
     }
     return out;
   }

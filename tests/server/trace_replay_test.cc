@@ -31,20 +31,9 @@ TEST(TraceReplay, EveryOpencodeBodySucceeds) {
     ss << f.rdbuf();
     Json body = parse_json(ss.str());
     body["max_tokens"] = 2;
-    httplib::Client c = h.client();
-    std::string got;
-    httplib::Request req;
-    req.method = "POST";
-    req.path = "/v1/chat/completions";
-    req.headers = {{"Content-Type", "application/json"}, {"X-Session-Id", "ses_replay"}};
-    req.body = body.dump();
-    req.content_receiver = [&](const char* d, size_t n, uint64_t, uint64_t) {
-      got.append(d, n);
-      return true;
-    };
-    httplib::Response res;
-    httplib::Error err;
-    ASSERT_TRUE(c.send(req, res, err));
+    const ServerHarness::Streamed res = h.post_streamed("/v1/chat/completions", body.dump(),
+                                                        nullptr, {{"X-Session-Id", "ses_replay"}});
+    const std::string& got = res.body;
     ASSERT_EQ(res.status, 200) << got.substr(0, 300);
     const auto events = sse_data(got);
     ASSERT_GE(events.size(), 4u);

@@ -12,47 +12,27 @@
 #include <thread>
 #include <vector>
 
-#include "server/server_harness.h"
+#include "server/disk_test_support.h"
 
 namespace anchorage::server::testing {
 namespace {
-
-std::string filler(int words, int salt) {
-  static const char* kWords[] = {"read", "write", "edit", "glob",  "grep",
-                                 "bash", "task",  "todo", "fetch", "patch"};
-  std::string out;
-  for (int i = 0; i < words; ++i) {
-    out += kWords[(i * 3 + salt) % 10];
-    out += (i % 10 == 9) ? ".\n" : " ";
-  }
-  return out;
-}
 
 // An opencode-shaped first request: a long system text (the tools and instructions), then the
 // folder's environment block, then the user's message.
 Json first_request(const std::string& folder, int user_salt) {
   Json b = Json::object();
   b["model"] = "anchorage-tiny";
-  b["messages"] =
-      Json::array({Json{{"role", "system"},
-                        {"content", filler(1400, 1) + "\n<env>\nWorking directory: /home/dev/" +
-                                        folder + "\n</env>\n" + filler(200, 2)}},
-                   Json{{"role", "user"}, {"content", filler(30, user_salt)}}});
+  b["messages"] = Json::array(
+      {Json{{"role", "system"},
+            {"content", disk_filler(1400, 1) + "\n<env>\nWorking directory: /home/dev/" + folder +
+                            "\n</env>\n" + disk_filler(200, 2)}},
+       Json{{"role", "user"}, {"content", disk_filler(30, user_salt)}}});
   b["max_tokens"] = 5;
   b["temperature"] = 0;
   b["logprobs"] = true;
   b["top_logprobs"] = 2;
   return b;
 }
-
-struct TempDir {
-  TempDir() {
-    char tmpl[] = "/tmp/anchorage-disk-test-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::string path;
-};
 
 ServerOptions disk_options(const std::string& root) {
   ServerOptions o;
@@ -63,26 +43,6 @@ ServerOptions disk_options(const std::string& root) {
   return o;
 }
 
-ServerOptions no_cache_options() {
-  ServerOptions o;
-  o.cache.enabled = false;
-  return o;
-}
-
-Json post(ServerHarness& h, const Json& body, const std::string& session) {
-  HttpHeaders headers = {{"x-session-id", session}};
-  auto r = h.client().Post("/v1/chat/completions", headers, body.dump(), "application/json");
-  EXPECT_TRUE(r);
-  if (!r) return Json();
-  EXPECT_EQ(r->status, 200) << r->body;
-  return parse_json(r->body);
-}
-
-Json stats(ServerHarness& h) {
-  auto s = h.client().Get("/v1/cache/stats");
-  return s ? parse_json(s->body) : Json();
-}
-
 TEST(HttpDisk, AHeadSurvivesARestartAndAnswersAsANoCacheServer) {
   TempDir dir;
   const Json body = first_request("alpha", 3);
@@ -90,20 +50,20 @@ TEST(HttpDisk, AHeadSurvivesARestartAndAnswersAsANoCacheServer) {
   {
     ServerHarness h(disk_options(dir.path));
     ASSERT_TRUE(h.ok());
-    const Json a = post(h, body, "session-1");
+    const Json a = post_chat(h, body, "session-1");
     prompt_tokens = a["usage"]["prompt_tokens"].get<int64_t>();
     ASSERT_GT(prompt_tokens, 1024);
   }  // the server stops; its writer finished first
   ServerHarness cold(no_cache_options());
   ASSERT_TRUE(cold.ok());
-  const Json want = post(cold, body, "session-x");
+  const Json want = post_chat(cold, body, "session-x");
   auto restarted = std::make_unique<ServerHarness>(disk_options(dir.path));
   ServerHarness& h = *restarted;
   ASSERT_TRUE(h.ok());
-  const Json st = stats(h)["disk"];
+  const Json st = cache_stats(h)["disk"];
   EXPECT_EQ(st["enabled"], true);
   EXPECT_GT(st["anchors"].get<int64_t>(), 0);
-  const Json b = post(h, body, "session-2");
+  const Json b = post_chat(h, body, "session-2");
   const Json cache = b["usage"]["anchorage"]["cache"];
   EXPECT_EQ(cache["tier"], "disk_tier");
   EXPECT_EQ(cache["source"], "disk");
@@ -147,18 +107,18 @@ TEST(HttpDisk, ANewFolderResumesAtTheBranchLineAfterARestart) {
   {
     ServerHarness h(disk_options(dir.path));
     ASSERT_TRUE(h.ok());
-    post(h, first_request("alpha", 3), "s1");
-    post(h, first_request("bravo", 4), "s2");
+    post_chat(h, first_request("alpha", 3), "s1");
+    post_chat(h, first_request("bravo", 4), "s2");
   }
   {
     ServerHarness h(disk_options(dir.path));
     ASSERT_TRUE(h.ok());
-    post(h, first_request("alpha", 5), "s3");
+    post_chat(h, first_request("alpha", 5), "s3");
   }
   ServerHarness h(disk_options(dir.path));
   ASSERT_TRUE(h.ok());
   const Json body = first_request("charlie", 6);
-  const Json got = post(h, body, "s4");
+  const Json got = post_chat(h, body, "s4");
   const Json cache = got["usage"]["anchorage"]["cache"];
   EXPECT_EQ(cache["source"], "disk");
   const int64_t cached = got["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>();
@@ -166,7 +126,7 @@ TEST(HttpDisk, ANewFolderResumesAtTheBranchLineAfterARestart) {
   EXPECT_EQ(cached % 1024, 0);  // a grid line: the branch line below the folders' parting
   ServerHarness cold(no_cache_options());
   ASSERT_TRUE(cold.ok());
-  EXPECT_EQ(got["choices"][0].dump(), post(cold, body, "sx")["choices"][0].dump());
+  EXPECT_EQ(got["choices"][0].dump(), post_chat(cold, body, "sx")["choices"][0].dump());
 }
 
 TEST(HttpDisk, ACorruptFileIsDeletedAndTheRequestAnsweredAsCold) {
@@ -175,7 +135,7 @@ TEST(HttpDisk, ACorruptFileIsDeletedAndTheRequestAnsweredAsCold) {
   {
     ServerHarness h(disk_options(dir.path));
     ASSERT_TRUE(h.ok());
-    post(h, body, "s1");
+    post_chat(h, body, "s1");
   }
   // Flip one byte near the end of every anchor file (inside its last section).
   int flipped = 0;
@@ -193,13 +153,13 @@ TEST(HttpDisk, ACorruptFileIsDeletedAndTheRequestAnsweredAsCold) {
   ASSERT_GT(flipped, 0);
   ServerHarness cold(no_cache_options());
   ASSERT_TRUE(cold.ok());
-  const Json want = post(cold, body, "sx");
+  const Json want = post_chat(cold, body, "sx");
   ServerHarness h(disk_options(dir.path));
   ASSERT_TRUE(h.ok());
-  const Json got = post(h, body, "s2");
+  const Json got = post_chat(h, body, "s2");
   EXPECT_EQ(got["usage"]["anchorage"]["cache"]["source"], "cold");
   EXPECT_EQ(got["choices"][0].dump(), want["choices"][0].dump());
-  const Json st = stats(h)["disk"];
+  const Json st = cache_stats(h)["disk"];
   EXPECT_GT(st["corrupt_files"].get<int64_t>(), 0);
   EXPECT_GT(st["restore_failures"].get<int64_t>(), 0);
   auto metrics = h.client().Get("/metrics");
@@ -226,16 +186,16 @@ TEST(HttpDisk, ColdReadsBeforeARestartCountTowardsAdmission) {
     ServerHarness h(disk_options(dir.path));
     ASSERT_TRUE(h.ok());
     post_plain(h, first_request("foxtrot", 11));
-    EXPECT_EQ(stats(h)["disk"]["anchors"], 0);
+    EXPECT_EQ(cache_stats(h)["disk"]["anchors"], 0);
   }
   ServerHarness h(disk_options(dir.path));
   ASSERT_TRUE(h.ok());
   post_plain(h, first_request("foxtrot", 12));
   auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (stats(h)["disk"]["anchors"].get<int64_t>() == 0 &&
+  while (cache_stats(h)["disk"]["anchors"].get<int64_t>() == 0 &&
          std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_GT(stats(h)["disk"]["anchors"].get<int64_t>(), 0);
+  EXPECT_GT(cache_stats(h)["disk"]["anchors"].get<int64_t>(), 0);
 }
 
 // One server per directory: a second one on the same directory runs without the disk tier
@@ -246,15 +206,15 @@ TEST(HttpDisk, ASecondServerOnTheSameDirectoryRunsWithoutTheTier) {
   ASSERT_TRUE(first.ok());
   ServerHarness second(disk_options(dir.path));
   ASSERT_TRUE(second.ok());
-  EXPECT_EQ(stats(first)["disk"]["enabled"], true);
-  EXPECT_EQ(stats(second)["disk"]["enabled"], false);
+  EXPECT_EQ(cache_stats(first)["disk"]["enabled"], true);
+  EXPECT_EQ(cache_stats(second)["disk"]["enabled"], false);
 }
 
 TEST(HttpDisk, ClearTierDiskEmptiesItAndAnUnknownTierIsRefused) {
   TempDir dir;
   ServerHarness h(disk_options(dir.path));
   ASSERT_TRUE(h.ok());
-  post(h, first_request("echo", 8), "s1");
+  post_chat(h, first_request("echo", 8), "s1");
   auto bad = h.client().Post("/v1/cache/clear?tier=nvme", "", "application/json");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400);
@@ -262,7 +222,7 @@ TEST(HttpDisk, ClearTierDiskEmptiesItAndAnUnknownTierIsRefused) {
   auto r = h.client().Post("/v1/cache/clear?tier=disk", "", "application/json");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
-  const Json st = stats(h)["disk"];
+  const Json st = cache_stats(h)["disk"];
   EXPECT_EQ(st["anchors"], 0);
   EXPECT_EQ(st["chunks"], 0);
   EXPECT_EQ(st["counted_lines"], 0);

@@ -9,27 +9,16 @@
 #include <filesystem>
 #include <string>
 
-#include "server/server_harness.h"
+#include "server/disk_test_support.h"
 
 namespace anchorage::server::testing {
 namespace {
 
-std::string filler(int words, int salt) {
-  static const char* kWords[] = {"read", "write", "edit", "glob",  "grep",
-                                 "bash", "task",  "todo", "fetch", "patch"};
-  std::string out;
-  for (int i = 0; i < words; ++i) {
-    out += kWords[(i * 3 + salt) % 10];
-    out += (i % 10 == 9) ? ".\n" : " ";
-  }
-  return out;
-}
-
 Json turn1(int salt) {
   Json b = Json::object();
   b["model"] = "anchorage-tiny";
-  b["messages"] = Json::array({Json{{"role", "system"}, {"content", filler(900, salt)}},
-                               Json{{"role", "user"}, {"content", filler(40, salt + 1)}}});
+  b["messages"] = Json::array({Json{{"role", "system"}, {"content", disk_filler(900, salt)}},
+                               Json{{"role", "user"}, {"content", disk_filler(40, salt + 1)}}});
   b["max_tokens"] = 6;
   b["temperature"] = 0;
   b["logprobs"] = true;
@@ -41,18 +30,9 @@ Json turn1(int salt) {
 Json turn2(Json body, const Json& answer, int salt) {
   body["messages"].push_back(
       Json{{"role", "assistant"}, {"content", answer["choices"][0]["message"]["content"]}});
-  body["messages"].push_back(Json{{"role", "user"}, {"content", filler(20, salt)}});
+  body["messages"].push_back(Json{{"role", "user"}, {"content", disk_filler(20, salt)}});
   return body;
 }
-
-struct TempDir {
-  TempDir() {
-    char tmpl[] = "/tmp/anchorage-spill-test-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::string path;
-};
 
 ServerOptions spill_options(const std::string& root) {
   ServerOptions o;
@@ -65,24 +45,8 @@ ServerOptions spill_options(const std::string& root) {
   return o;
 }
 
-ServerOptions no_cache_options() {
-  ServerOptions o;
-  o.cache.enabled = false;
-  return o;
-}
-
-Json post(ServerHarness& h, const Json& body, const std::string& session) {
-  httplib::Headers headers = {{"x-session-id", session}};
-  auto r = h.client().Post("/v1/chat/completions", headers, body.dump(), "application/json");
-  EXPECT_TRUE(r);
-  if (!r) return Json();
-  EXPECT_EQ(r->status, 200) << r->body;
-  return parse_json(r->body);
-}
-
 Json spill_stats(ServerHarness& h) {
-  auto s = h.client().Get("/v1/cache/stats");
-  return s ? parse_json(s->body)["spill"] : Json();
+  return cache_stats(h)["spill"];
 }
 
 TEST(HttpSpill, TheDrainSavesTheConversationAndTheNextStartReadsItBack) {
@@ -92,14 +56,14 @@ TEST(HttpSpill, TheDrainSavesTheConversationAndTheNextStartReadsItBack) {
   {
     ServerHarness h(spill_options(dir.path));
     ASSERT_TRUE(h.ok());
-    const Json a = post(h, first, "conv-1");
+    const Json a = post_chat(h, first, "conv-1");
     ASSERT_GT(a["usage"]["prompt_tokens"].get<int64_t>(), 1024);
     second = turn2(first, a, 2);
   }  // the shutdown drains: the conversation in place goes to the spill
   ServerHarness cold(no_cache_options());
   ASSERT_TRUE(cold.ok());
-  const Json a_cold = post(cold, first, "x");
-  const Json want = post(cold, second, "x");
+  const Json a_cold = post_chat(cold, first, "x");
+  const Json want = post_chat(cold, second, "x");
   ServerHarness h(spill_options(dir.path));
   ASSERT_TRUE(h.ok());
   const Json st = spill_stats(h);
@@ -111,7 +75,7 @@ TEST(HttpSpill, TheDrainSavesTheConversationAndTheNextStartReadsItBack) {
   const Json hc = parse_json(health->body)["cache"];
   EXPECT_EQ(hc["spill"]["entries"], 1);
   EXPECT_GT(hc["disk_writes"]["spill_gb"].get<double>(), 0.0);
-  const Json b = post(h, second, "conv-1");
+  const Json b = post_chat(h, second, "conv-1");
   const Json cache = b["usage"]["anchorage"]["cache"];
   EXPECT_EQ(cache["exact"], true);
   EXPECT_EQ(cache["tier"], "resident") << "the conversation was in place";
@@ -125,8 +89,8 @@ TEST(HttpSpill, ADisplacedConversationComesBackFromTheSpillAndAnswersAsANoCacheS
   ServerHarness h(spill_options(dir.path));
   ASSERT_TRUE(h.ok());
   const Json a1 = turn1(1);
-  const Json a = post(h, a1, "conv-a");
-  const Json b = post(h, turn1(5), "conv-b");  // another session displaces conv-a
+  const Json a = post_chat(h, a1, "conv-a");
+  const Json b = post_chat(h, turn1(5), "conv-b");  // another session displaces conv-a
   Json st = spill_stats(h);
   EXPECT_EQ(st["saves"], 1);
   EXPECT_EQ(st["entries"], 1);
@@ -138,7 +102,7 @@ TEST(HttpSpill, ADisplacedConversationComesBackFromTheSpillAndAnswersAsANoCacheS
   const Json p = parse_json(peek->body);
   EXPECT_EQ(p["tier"], "nvme_spill");
   EXPECT_GT(p["restore_ms"].get<double>(), 0.0);
-  const Json got = post(h, a2, "conv-a");
+  const Json got = post_chat(h, a2, "conv-a");
   const Json cache = got["usage"]["anchorage"]["cache"];
   EXPECT_EQ(cache["tier"], "nvme_spill");
   EXPECT_EQ(cache["source"], "spill");
@@ -151,8 +115,8 @@ TEST(HttpSpill, ADisplacedConversationComesBackFromTheSpillAndAnswersAsANoCacheS
   EXPECT_EQ(st["saves"], 2);
   ServerHarness cold(no_cache_options());
   ASSERT_TRUE(cold.ok());
-  post(cold, a1, "x");
-  const Json want = post(cold, a2, "x");
+  post_chat(cold, a1, "x");
+  const Json want = post_chat(cold, a2, "x");
   EXPECT_EQ(got["choices"][0].dump(), want["choices"][0].dump());
   auto metrics = h.client().Get("/metrics");
   ASSERT_TRUE(metrics);

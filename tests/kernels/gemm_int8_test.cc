@@ -20,6 +20,7 @@
 #include "kernels/packed_weight.h"
 #include "kernels/quant.h"
 #include "kernels/quant_dot.h"
+#include "kernels/random_floats.h"
 #include "kernels/ref/gemm_ref.h"
 
 namespace anchorage::kernels {
@@ -27,13 +28,6 @@ namespace {
 
 using core::DType;
 using core::Isa;
-
-std::vector<float> random_floats(int64_t n, uint64_t seed) {
-  core::Rng rng(seed);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& f : v) f = float(rng.normal());
-  return v;
-}
 
 // Selects the integer dot and restores the ISA and the setting when a test ends.
 class Int8Scope {

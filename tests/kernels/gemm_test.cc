@@ -19,6 +19,7 @@
 #include "kernels/packed_weight.h"
 #include "kernels/quant.h"
 #include "kernels/quant_dot.h"
+#include "kernels/random_floats.h"
 #include "kernels/ref/gemm_ref.h"
 
 namespace anchorage::kernels {
@@ -26,13 +27,6 @@ namespace {
 
 using core::DType;
 using core::Isa;
-
-std::vector<float> random_floats(int64_t n, uint64_t seed) {
-  core::Rng rng(seed);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& f : v) f = float(rng.normal());
-  return v;
-}
 
 // Restores the active ISA when a test ends, whatever it set. These tests check the exact-f32
 // arithmetic (the chain over dequantized weights), so the scope also selects it for the types

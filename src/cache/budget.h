@@ -1,4 +1,4 @@
-// Budget: the memory limits every cache lives under (the seed's "Memory", architecture.md §5).
+// Budget: the memory limits every cache lives under (the seed's "Memory", docs/architecture.md §5).
 //
 // The engine's fixed bytes (weights and state buffers, passed by the caller) plus every
 // registered CacheLevel's held bytes are counted against two limits:

@@ -1,5 +1,5 @@
 // CacheLevel: one holder of cache memory that the Budget can ask to give bytes back
-// (architecture.md §5, the seed's "Memory"). Tiers register their levels with the Budget in
+// (docs/architecture.md §5, the seed's "Memory"). Tiers register their levels with the Budget in
 // shedding order, cheapest first: state store, body anchors, end anchor, guest stash, parked
 // session, pinned head. What a level gives back is only a cache: the request it serves then
 // starts from the next tier or cold, never with a wrong state.

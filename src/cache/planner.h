@@ -1,4 +1,4 @@
-// Planner: asks every tier where a prompt could resume and picks one (architecture.md §5, the
+// Planner: asks every tier where a prompt could resume and picks one (docs/architecture.md §5, the
 // seed's order: the resident prefix's rows in place — its anchors and end anchor — when they
 // start at least as late as anything else; then the pinned head or the parked session; the
 // state store only when it starts strictly later than all of those; later the disk tiers).

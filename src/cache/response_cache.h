@@ -1,5 +1,5 @@
 // ResponseCache: an identical greedy request answered from memory (the seed's "Response
-// cache", architecture.md §5). Greedy output is a function of its input, so this is
+// cache", docs/architecture.md §5). Greedy output is a function of its input, so this is
 // memoisation, not an approximation. Off by default: the caller decides to use it at all
 // (--response-cache), so a benchmark is never pointed at a dictionary by accident.
 //

@@ -1,5 +1,5 @@
 // SectionCopy and RowCopy: a cache's own copies of an engine's state, taken and written back
-// through the state contract only (architecture.md §3): layout(), settle(), the raw section
+// through the state contract only (docs/architecture.md §3): layout(), settle(), the raw section
 // and view buffers and resume_at(). Every tier stores these and nothing model-specific.
 //
 // - A SectionCopy holds every section whole: an anchor (the recurrent state at one position).

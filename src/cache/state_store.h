@@ -1,6 +1,6 @@
 // StateStore: whole snapshots of a sequence (every section, view rows [0, n) and the n token
 // ids that produced them), keyed by those exact token ids (the seed's "State store",
-// architecture.md §5; docs/cache.md "State store"). One object serves two uses:
+// docs/architecture.md §5; docs/cache.md "State store"). One object serves two uses:
 //   - the session cache: put_session() after a turn, with the tokens the engine forwarded; the
 //     next turn starts with all of them and forwards only what is new;
 //   - the prefix cache: put_prefix() at prefix_line(), the longest prefix_chunk line of a

@@ -1,9 +1,9 @@
 // Engine: runs one model over one sequence — prefill in chunks, decode, the logits of the last
 // position — and exposes the sequence's state through the contract the caches rely on
-// (architecture.md §3): layout(), settle(), resume_at(), cost(), exact_granularity() and raw
+// (docs/architecture.md §3): layout(), settle(), resume_at(), cost(), exact_granularity() and raw
 // access to every section and view buffer. docs/engine.md describes chunking and callbacks.
 //
-// Threading: an Engine belongs to one thread (the engine thread, architecture.md §7); none of
+// Threading: an Engine belongs to one thread (the engine thread, docs/architecture.md §7); none of
 // its methods may run concurrently. Its thread pool is used inside forward calls only.
 #pragma once
 
@@ -59,7 +59,7 @@ class Engine {
   // A new sequence: sections zeroed, length 0, no logits.
   void reset();
 
-  // --- The state contract (architecture.md §3) ---
+  // --- The state contract (docs/architecture.md §3) ---
   const core::StateLayout& layout() const { return state_->layout(); }
   // Lands a pending commit before a copy is taken. Nothing is ever pending yet (there is no
   // speculative verify), so this is a no-op that callers must still make before every copy.

@@ -1,8 +1,8 @@
 // SequenceState: the live state of one sequence — one AlignedBuffer per section and per view
 // of a StateLayout, the views sized for `capacity` positions — and how many tokens it holds.
-// The engine owns one; the caches reach its bytes through the engine (architecture.md §3).
+// The engine owns one; the caches reach its bytes through the engine (docs/architecture.md §3).
 //
-// Threading: not thread-safe. Only the engine thread touches it (architecture.md §7).
+// Threading: not thread-safe. Only the engine thread touches it (docs/architecture.md §7).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// StateCost: the bytes a memory budget counts for one sequence of an engine (architecture.md
+// StateCost: the bytes a memory budget counts for one sequence of an engine (docs/architecture.md
 // §3 `cost()`). The caches size their tiers from it without knowing the model.
 //
 // Threading: a value type.

@@ -1,4 +1,4 @@
-// EngineQueue: the one engine and the one thread that runs it (architecture.md §7). HTTP
+// EngineQueue: the one engine and the one thread that runs it (docs/architecture.md §7). HTTP
 // threads submit GenerationJobs; the engine thread runs them one at a time, in order, and
 // streams each job's tokens back through its TokenStream. The queue is bounded: a job that
 // finds it full is refused (the caller answers 429). The server sees only this class: no

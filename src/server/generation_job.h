@@ -1,5 +1,5 @@
 // GenerationJob, TokenEvent, JobOutcome: what an HTTP thread hands the engine queue and what
-// comes back (architecture.md §7). A job is prompt token ids plus how to generate; the engine
+// comes back (docs/architecture.md §7). A job is prompt token ids plus how to generate; the engine
 // thread answers with one TokenEvent per sampled token, then one JobOutcome. No text crosses
 // this line except through `stop_after`, the server's stop-string check.
 //

@@ -48,7 +48,7 @@ TEST_P(Determinism, TwoEnginesTwoRunsAndThreadCounts) {
 }
 
 // Every kernel ISA this CPU runs (scalar, AVX2, AVX-512) gives the same bits: the kernels
-// share one reduction order (architecture.md §4). A state written under one ISA can be
+// share one reduction order (docs/architecture.md §4). A state written under one ISA can be
 // resumed under another.
 TEST_P(Determinism, KernelIsaDoesNotChangeABit) {
   const ModelVariant& v = GetParam();

@@ -20,7 +20,7 @@ using testing::bits_of;
 using testing::random_floats;
 using testing::same_bits;
 
-constexpr float kTheta = 1e7f;  // Qwen3.5 (model-qwen35.md §1.4)
+constexpr float kTheta = 1e7f;  // Qwen3.5 (docs/model.md §1.4)
 
 struct Shape {
   int64_t n_heads, D, R;

@@ -1,4 +1,4 @@
-// Qwen35Config: HF config.json parsing (docs/model-qwen35.md §1.1-§1.2), validation errors
+// Qwen35Config: HF config.json parsing (docs/model.md §1.1-§1.2), validation errors
 // that name the field, presets and their derived sizes (§1.3-§1.5, §7.15).
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Invariants of docs/model-qwen35.md §7 that need edited weights: §7.14 wiring (zero output
+// Invariants of docs/model.md §7 that need edited weights: §7.14 wiring (zero output
 // weights make every layer the identity), §7.10 the attention query/gate interleave, §7.7
 // the value-head mapping (grouped vs tiled order).
 #include <gtest/gtest.h>

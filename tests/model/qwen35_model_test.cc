@@ -1,6 +1,6 @@
 // Qwen35Model: deterministic init, sane logits (tiny and small), the state layout, and the
-// exactness the engine relies on (architecture.md §4; spec §7.3, §7.4): split prefills,
-// prefill + decode and thread counts give the same bits.
+// exactness the engine relies on (docs/architecture.md §4; docs/model.md §7.3, §7.4): split
+// prefills, prefill + decode and thread counts give the same bits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -173,7 +173,7 @@ TEST(Qwen35Model, SmallLogitsAreFiniteAndNotFlat) {
   expect_sane_logits(*random_model(qwen35_preset("small").value(), 5), 4);
 }
 
-// §7.4 / architecture.md §4: a prefill of [0, n) split anywhere, or continued by decode
+// §7.4 / docs/architecture.md §4: a prefill of [0, n) split anywhere, or continued by decode
 // steps, gives the bits of one cold prefill: logits, every section and every view row.
 class Qwen35Exactness : public ::testing::TestWithParam<Qwen35Options> {};
 

@@ -1,4 +1,4 @@
-// The MoE FFN (docs/model-qwen35.md §4.3): a one-layer model against a double-precision
+// The MoE FFN (docs/model.md §4.3): a one-layer model against a double-precision
 // reference written from the spec, the routing rules (ties to the lower expert, renormalised or
 // not), batch invariance of tiny-moe (a token's logits are the same bits whether it runs alone,
 // in a chunk or in a batch, on 1 or 2 threads, f32 or Q8_0 weights), and place_tensor_raw().

@@ -1,5 +1,5 @@
 // ToyArchitecture: a made-up model behind model::Architecture, for tests only. It proves the
-// engine and the caches depend on nothing but the state contract (architecture.md §3): its
+// engine and the caches depend on nothing but the state contract (docs/architecture.md §3): its
 // state has two sections and three views whose shapes, dtypes and token axes differ from
 // qwen35's:
 //   sections  toy.rec   f32  [2, 16]             two recurrent vectors (state after each token)

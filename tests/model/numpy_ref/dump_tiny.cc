@@ -1,7 +1,7 @@
 // dump_tiny: writes the `tiny` qwen35 model's weights in HF conventions (.npy, HF tensor
 // names), a config.json, token ids, the logits of a prefill (every row) and of decode steps
 // (T = 1 on the carried state), and the final recurrent state, for qwen35_ref.py to check
-// against an independent float64 NumPy implementation of docs/model-qwen35.md.
+// against an independent float64 NumPy implementation of docs/model.md.
 //
 // Usage: dump_tiny OUT_DIR [SEED]
 #include <cmath>
@@ -88,7 +88,7 @@ std::string hf_name(const q::TensorSlot& s) {
   return "?";
 }
 
-// Our convention -> HF's (docs/model-qwen35.md §6.4, undone): RMSNorm1p weights lose the
+// Our convention -> HF's (docs/model.md §6.4, undone): RMSNorm1p weights lose the
 // folded +1 (the GDN norm is plain in both), ssm_a = -exp(A_log) becomes A_log, the tap-major
 // conv [K][C] becomes [C, 1, K]. float64, so no conversion rounds.
 void to_hf(const q::TensorSlot& s, const std::vector<float>& x, std::vector<double>* out,

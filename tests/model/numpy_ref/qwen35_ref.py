@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Independent float64 NumPy reference of the Qwen3.5 hybrid forward (docs/model-qwen35.md
+"""Independent float64 NumPy reference of the Qwen3.5 hybrid forward (docs/model.md
 §2-§4), written from the spec in HF conventions: zero-centred RMSNorm1p weights, A_log,
 grouped value heads (HF repeat_interleave), depthwise conv weight [C, 1, K] run over the
 whole sequence with K-1 zeros of left padding, the query/gate interleave of q_proj.

@@ -1,4 +1,4 @@
-// Architecture: the one interface every model presents to the engine (architecture.md §2-§3).
+// Architecture: the one interface every model presents to the engine (docs/architecture.md §2-§3).
 // A model declares the state of one sequence (StateLayout: sections copied whole, views with a
 // token axis) and runs a forward over T tokens on buffers the engine owns. qwen35 (the hybrid)
 // implements it; tests carry a made-up `toy` architecture behind the same interface.

@@ -1,4 +1,4 @@
-// GGUF metadata -> Qwen35Config (docs/model-qwen35.md §6.2). Every size is bounded before it
+// GGUF metadata -> Qwen35Config (docs/model.md §6.2). Every size is bounded before it
 // is used, so a corrupt file cannot make the loader allocate by a huge layer count or width.
 #include <cmath>
 #include <string>

@@ -1,5 +1,5 @@
 // Writing a qwen35-family model as a GGUF file, the way llama.cpp's converter lays it out
-// (docs/model-qwen35.md §6): the metadata of §6.2 and every tensor under its §6.3 name and
+// (docs/model.md §6): the metadata of §6.2 and every tensor under its §6.3 name and
 // shape, value heads tiled for qwen35 / qwen35moe and grouped for qwen3next, qwen3next's b/a
 // projections fused as ssm_ba (and, on request, the legacy fused ssm_in). Used by
 // `anchorage gguf-random` and the loader's tests. Pure function of its inputs; thread-safe.

@@ -1,5 +1,5 @@
 // Loading a qwen35-family GGUF file (archs qwen35, qwen35moe, qwen3next; docs/gguf.md,
-// docs/model-qwen35.md §6): the hyper-parameters from the metadata, then every tensor checked
+// docs/model.md §6): the hyper-parameters from the metadata, then every tensor checked
 // by name and shape and placed into Qwen35Weights in our conventions. Linear layers keep the
 // file's storage type (quantized ones stay quantized); norms and vectors become f32; the
 // conv weight is transposed to tap-major; qwen3next's fused projections are split.

@@ -1,4 +1,4 @@
-// The GGUF names of the qwen35 family (docs/model-qwen35.md §6.1-6.3): the architectures we
+// The GGUF names of the qwen35 family (docs/model.md §6.1-6.3): the architectures we
 // read, the metadata keys and each TensorRole's tensor name. Shared by the loader and the
 // exporter so both spell every name the same way. Pure functions; thread-safe.
 #pragma once

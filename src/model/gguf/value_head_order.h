@@ -1,5 +1,5 @@
 // The value-head permutation between HF's grouped order and the tiled order of qwen35 /
-// qwen35moe GGUF files (docs/model-qwen35.md §6.5): a pure relabelling of the value heads of
+// qwen35moe GGUF files (docs/model.md §6.5): a pure relabelling of the value heads of
 // every GDN tensor (v rows of the qkv projection, z rows, b/a rows, the v channels of the conv,
 // dt_bias, ssm_a and the input columns of the output projection). Pure functions; thread-safe.
 #pragma once

@@ -1,5 +1,5 @@
 // Qwen35Config: the hyper-parameters of a Qwen3-Next / Qwen3.5 hybrid model
-// (docs/model-qwen35.md §1), read from an HF config.json by the field names of §1.2, or taken
+// (docs/model.md §1), read from an HF config.json by the field names of §1.2, or taken
 // from a named preset. Derived quantities (§1.3) are methods. A value type: immutable after
 // parsing, safe to share between threads.
 #pragma once

@@ -1,4 +1,4 @@
-// parse_hf_config: HF config.json -> Qwen35Config (docs/model-qwen35.md §1.1-§1.2).
+// parse_hf_config: HF config.json -> Qwen35Config (docs/model.md §1.1-§1.2).
 // nlohmann::json is used in its non-throwing mode only (parse with allow_exceptions = false,
 // every access checks the type first), so nothing here throws.
 #include <algorithm>

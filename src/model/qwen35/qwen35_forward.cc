@@ -1,4 +1,4 @@
-// Qwen35Model::forward: docs/model-qwen35.md §2-§4 as a flat list of kernel calls, each
+// Qwen35Model::forward: docs/model.md §2-§4 as a flat list of kernel calls, each
 // citing its section. Weights follow the GGUF conventions (tensors.h): every RMSNorm is
 // applied plain with the +1 already folded in.
 #include <cmath>
@@ -12,6 +12,7 @@
 #include "kernels/gemm.h"
 #include "kernels/norm.h"
 #include "kernels/rope.h"
+#include "model/qwen35/layer_state.h"
 #include "model/qwen35/qwen35_model.h"
 #include "model/qwen35/scratch.h"
 
@@ -101,9 +102,7 @@ void Qwen35Model::run_gdn(int64_t layer, const Scratch& s, const ForwardRequest&
   const int64_t d_k = cfg_.linear_key_head_dim, d_v = cfg_.linear_value_head_dim;
   const int64_t Kc = cfg_.linear_conv_kernel_dim;
   const int64_t key_dim = cfg_.key_dim(), value_dim = cfg_.value_dim(), C = cfg_.conv_dim();
-  const int64_t li = kind_index_[size_t(layer)];
-  float* S = static_cast<float*>(state.sections[0]) + li * n_v * d_k * d_v;
-  float* tail = static_cast<float*>(state.sections[1]) + li * (Kc - 1) * C;
+  const GdnLayerState ls = gdn_layer_state(cfg_, state, kind_index_[size_t(layer)]);
   OpProfile* prof = req.profile;
 
   {  // §2.2: qkv = W_qkv u, z = W_z u, b = W_b u, a = W_a u
@@ -115,7 +114,7 @@ void Qwen35Model::run_gdn(int64_t layer, const Scratch& s, const ForwardRequest&
   }
   {  // §2.3: causal depthwise conv over (tail | qkv), SiLU; the tail advances.
     OpTimer timer(prof, OpKind::kConv);
-    kn::conv1d_silu(s.qkv, T, C, C, tail, w.conv.data(), Kc, s.y, C);
+    kn::conv1d_silu(s.qkv, T, C, C, ls.conv_tail, w.conv.data(), Kc, s.y, C);
   }
   {
     OpTimer timer(prof, OpKind::kGdnGates);
@@ -129,8 +128,8 @@ void Qwen35Model::run_gdn(int64_t layer, const Scratch& s, const ForwardRequest&
   {  // §2.6-§2.7: per-token gated delta rule on the layer's states; κ by the head order.
     OpTimer timer(prof, OpKind::kGdn);
     const kn::GdnDims dims{n_k, n_v, d_k, d_v, cfg_.value_heads_tiled};
-    kn::gdn_recurrence(dims, T, s.y, C, s.y + key_dim, C, s.y + 2 * key_dim, C, s.beta, s.g, S, s.o,
-                       value_dim, pool);
+    kn::gdn_recurrence(dims, T, s.y, C, s.y + key_dim, C, s.y + 2 * key_dim, C, s.beta, s.g, ls.S,
+                       s.o, value_dim, pool);
   }
   {  // §2.9: per head n = RMSNorm(o; w_norm) (plain), out = n * silu(z)
     OpTimer timer(prof, OpKind::kActivation);
@@ -150,10 +149,8 @@ void Qwen35Model::run_attention(int64_t layer, const Scratch& s, const ForwardRe
   const int64_t n_q = cfg_.num_attention_heads, n_kv = cfg_.num_key_value_heads;
   const int64_t D = cfg_.head_dim, qd = n_q * D, kvd = n_kv * D;
   const float eps = float(cfg_.rms_norm_eps);
-  const int64_t li = kind_index_[size_t(layer)];
-  const int64_t layer_bytes = n_kv * D * state.capacity * core::dtype_size(opts_.kv_dtype);
-  void* K = static_cast<uint8_t*>(state.views[0]) + li * layer_bytes;
-  void* Vc = static_cast<uint8_t*>(state.views[1]) + li * layer_bytes;
+  const AttentionLayerState ls =
+      attention_layer_state(cfg_, opts_.kv_dtype, state, kind_index_[size_t(layer)]);
   const kn::AttentionDims dims{n_q, n_kv, D, state.capacity, opts_.kv_dtype};
   OpProfile* prof = req.profile;
 
@@ -178,8 +175,8 @@ void Qwen35Model::run_attention(int64_t layer, const Scratch& s, const ForwardRe
   }
   {  // §3.4: cache rows get k (normed, rotated) and raw v; causal GQA softmax attention.
     OpTimer timer(prof, OpKind::kAttention);
-    kn::kv_store(dims, s.k, kvd, s.v, kvd, T, req.pos0, K, Vc);
-    kn::attention(dims, s.q, qd, T, req.pos0, K, Vc, s.ao, qd, pool);
+    kn::kv_store(dims, s.k, kvd, s.v, kvd, T, req.pos0, ls.K, ls.V);
+    kn::attention(dims, s.q, qd, T, req.pos0, ls.K, ls.V, s.ao, qd, pool);
   }
   {  // §3.4: o *= sigmoid(gate), gate_h = qg[2hD+D, 2hD+2D) (T*n_q rows of D, stride 2D).
     OpTimer timer(prof, OpKind::kActivation);

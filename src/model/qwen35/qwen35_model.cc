@@ -11,6 +11,7 @@
 #include "core/isa.h"
 #include "kernels/kernel_version.h"
 #include "kernels/quant_dot.h"
+#include "model/qwen35/layer_state.h"
 #include "model/qwen35/scratch.h"
 
 namespace anchorage::model::qwen35 {
@@ -31,17 +32,17 @@ core::StateLayout Qwen35Model::state_layout(int64_t capacity) const {
   // §2.11: per GDN layer the states S_h ([d_k][d_v], HF orientation) and the conv tail
   // (K-1 raw inputs, oldest first, in qkv channel order), both fp32.
   s.sections.push_back(
-      {"gdn.S",
+      {kSectionNames[kGdnS],
        core::DType::kF32,
        {L_lin, cfg_.linear_num_value_heads, cfg_.linear_key_head_dim, cfg_.linear_value_head_dim},
        -1});
-  s.sections.push_back({"gdn.conv",
+  s.sections.push_back({kSectionNames[kGdnConv],
                         core::DType::kF32,
                         {L_lin, cfg_.linear_conv_kernel_dim - 1, cfg_.conv_dim()},
                         -1});
   // §3.4: k after norm and RoPE, v raw; K transposed per head (kernels/attention.h).
-  s.views.push_back({"K", opts_.kv_dtype, {L_full, n_kv, D, capacity}, 3});
-  s.views.push_back({"V", opts_.kv_dtype, {L_full, n_kv, capacity, D}, 2});
+  s.views.push_back({kViewNames[kViewK], opts_.kv_dtype, {L_full, n_kv, D, capacity}, 3});
+  s.views.push_back({kViewNames[kViewV], opts_.kv_dtype, {L_full, n_kv, capacity, D}, 2});
   return s;
 }
 

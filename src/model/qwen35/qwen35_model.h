@@ -1,5 +1,5 @@
 // Qwen35Model: the Qwen3-Next / Qwen3.5 hybrid (Gated DeltaNet + gated full attention,
-// docs/model-qwen35.md §1-§4) behind the Architecture interface (model/architecture.h), and the
+// docs/model.md §1-§4) behind the Architecture interface (model/architecture.h), and the
 // functions that build one. Loading real weights (GGUF) comes later and returns the same class.
 //
 // Threading: as Architecture — forward() from one thread at a time (it uses the pool for its
@@ -37,7 +37,8 @@ class Qwen35Model final : public Architecture {
   // axis 2) in the kv dtype: the cache layout kernels/attention.h reads.
   core::StateLayout state_layout(int64_t capacity) const override;
   int64_t workspace_bytes(int64_t max_tokens) const override;
-  // Every kernel is batch-invariant and GDN runs the per-token recurrence (architecture.md §4).
+  // Every kernel is batch-invariant and GDN runs the per-token recurrence (docs/architecture.md
+  // §4).
   int64_t exact_granularity() const override { return 1; }
   int64_t weight_bytes() const override { return weight_bytes_; }
   // {architecture, config, linear_dtypes (those the packed weights hold), kv_dtype,

@@ -1,6 +1,6 @@
-// Qwen35Model::run_moe: the MoE FFN of docs/model-qwen35.md §4.3, batch-invariant.
+// Qwen35Model::run_moe: the MoE FFN of docs/model.md §4.3, batch-invariant.
 //
-// Why a token's output does not depend on the batch (architecture.md §4):
+// Why a token's output does not depend on the batch (docs/architecture.md §4):
 //   - router logits, every expert's and the shared expert's projections are GEMM rows, and a
 //     GEMM row's bits do not depend on which other rows share the call;
 //   - softmax, top-k and the weights are computed per token from its own logits only;

@@ -1,7 +1,7 @@
 // Qwen35Tensors: every weight of a model as plain f32 arrays in OUR conventions, before
 // packing (the form random init produces, tests edit and the NumPy dumper converts to HF).
 //
-// Our conventions (the GGUF ones, docs/model-qwen35.md §6.4): every RMSNorm weight has the
+// Our conventions (the GGUF ones, docs/model.md §6.4): every RMSNorm weight has the
 // +1 folded in and is applied plain; ssm_a holds -exp(A_log); the conv weight is tap-major
 // [K][conv_dim]; linear weights are [out][in]; value heads are in the order the config says
 // (grouped when !value_heads_tiled, tiled otherwise, §2.6).

@@ -1,4 +1,4 @@
-// Qwen35Weights: the packed weights the forward reads (docs/model-qwen35.md §2-§4), one struct
+// Qwen35Weights: the packed weights the forward reads (docs/model.md §2-§4), one struct
 // per layer kind. Linear layers are kernels::PackedWeight (any storage type: f32, bf16, f16,
 // Q8_0, Q4_K, Q6_K); norms and small vectors stay f32. Conventions as in tensors.h: norms plain
 // with +1 folded, ssm_a = -exp(A_log), conv tap-major, value heads in the config's order. Immutable

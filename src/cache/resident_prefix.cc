@@ -132,6 +132,7 @@ core::Status ResidentPrefix::restore(engine::Engine& engine, const ResumeOffer& 
     case ResumeSource::kDisk:
     case ResumeSource::kSpill:
     case ResumeSource::kResponse:
+    case ResumeSource::kContinuation:  // never planned
       break;
   }
   if (!chosen.useful()) engine.reset();
@@ -204,6 +205,7 @@ core::Status ResidentPrefix::check_offer(std::span<const int32_t> prompt,
     case ResumeSource::kDisk:
     case ResumeSource::kSpill:
     case ResumeSource::kResponse:
+    case ResumeSource::kContinuation:  // never planned
       break;
   }
   return core::Status::ok();
@@ -259,6 +261,7 @@ void ResidentPrefix::adopt(std::span<const int32_t> prompt, std::string_view ses
     case ResumeSource::kSpill:
     case ResumeSource::kPark:
     case ResumeSource::kResponse:
+    case ResumeSource::kContinuation:  // never planned
     case ResumeSource::kCold:
       if (chosen.useful()) base = chosen.exact ? kNoTaint : 0;  // another tier: only its word
       break;
@@ -315,6 +318,7 @@ void ResidentPrefix::count_start(const ResumeOffer& chosen) {
     case ResumeSource::kDisk:
     case ResumeSource::kSpill:
     case ResumeSource::kResponse:
+    case ResumeSource::kContinuation:  // never planned
       break;
   }
   if (chosen.useful()) {

@@ -23,6 +23,9 @@ enum class ResumeSource : uint8_t {
   kDisk,      // a disk tier anchor and its chunks
   kSpill,     // a session spill entry: a whole conversation on the disk
   kResponse,  // a whole response from the response cache (no engine work)
+  // A compaction served as the continuation of the conversation in place (its end anchor);
+  // never planned: EngineCaches reports it for a start the resident prefix restored.
+  kContinuation,
 };
 
 // The tier a source belongs to, as usage and the peek route report it.
@@ -36,10 +39,10 @@ enum class ResumeTier : uint8_t {
   kResponse,     // the response cache
 };
 
-inline constexpr std::array<ResumeSource, 9> kAllResumeSources = {
-    ResumeSource::kCold, ResumeSource::kAnchor, ResumeSource::kEnd,
-    ResumeSource::kPin,  ResumeSource::kPark,   ResumeSource::kStore,
-    ResumeSource::kDisk, ResumeSource::kSpill,  ResumeSource::kResponse};
+inline constexpr std::array<ResumeSource, 10> kAllResumeSources = {
+    ResumeSource::kCold,     ResumeSource::kAnchor,      ResumeSource::kEnd,  ResumeSource::kPin,
+    ResumeSource::kPark,     ResumeSource::kStore,       ResumeSource::kDisk, ResumeSource::kSpill,
+    ResumeSource::kResponse, ResumeSource::kContinuation};
 
 constexpr ResumeTier tier_of(ResumeSource s) {
   switch (s) {
@@ -47,6 +50,7 @@ constexpr ResumeTier tier_of(ResumeSource s) {
       return ResumeTier::kNone;
     case ResumeSource::kAnchor:
     case ResumeSource::kEnd:
+    case ResumeSource::kContinuation:
       return ResumeTier::kResident;
     case ResumeSource::kPin:
     case ResumeSource::kPark:
@@ -83,6 +87,8 @@ constexpr std::string_view name(ResumeSource s) {
       return "spill";
     case ResumeSource::kResponse:
       return "response";
+    case ResumeSource::kContinuation:
+      return "continuation";
   }
   return "cold";
 }

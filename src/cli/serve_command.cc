@@ -66,6 +66,7 @@ struct ServeArgs {
   double journal_mb = double(server::JournalOptions{}.max_bytes) / double(1 << 20);
   std::string log_level = "info";
   std::string resume_policy{server::resume_policy_name(server::CacheOptions{}.resume_policy)};
+  std::string compaction{server::compaction_mode_name(server::ServerOptions{}.compaction)};
   bool end_anchor = kResident.end_anchor;
   bool branch_anchors = kResident.branch_anchors;
   bool end_align = server::CacheOptions{}.end_align;
@@ -144,6 +145,10 @@ FlagSet make_flags(ServeArgs* a) {
   f.add_string("resume-policy", &a->resume_policy,
                "exact: read the client's own tokens (answers equal --no-cache's); rows: serve "
                "the rows' tokens where the client's text matches them (fewer re-reads)");
+  f.add_string("compaction", &a->compaction,
+               "client: serve a compaction request as sent; continuation: serve opencode's "
+               "compaction as the session's conversation plus one turn (not the client's "
+               "prompt; reported as served: continuation)");
   f.add_bool("end-anchor", &a->end_anchor, "keep the end anchor after a generation (on|off)");
   f.add_bool("end-align", &a->end_align,
              "rows policy: align a client's copy with the rows by text at the end anchor "
@@ -360,6 +365,9 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
   spec->anchor_spacing =
       std::gcd(std::max<int64_t>(a.anchor_spacing, 1), std::max<int64_t>(a.prefix_chunk, 1));
   o->reasoning_budget = a.reasoning_budget;
+  const auto compaction = server::parse_compaction_mode(a.compaction);
+  if (!compaction) return "--compaction must be client or continuation";
+  o->compaction = *compaction;
   o->admin_token = a.admin_token;
   o->journal.path = a.journal;
   if (!(a.journal_mb > 0.0) || a.journal_mb > 1e6) return "--journal-mb must be in (0, 1e6]";

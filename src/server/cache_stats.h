@@ -46,6 +46,10 @@ struct ServedStats {
   int64_t memory_refusals = 0;    // prefills refused with 503
   int64_t snapshots_skipped = 0;  // session snapshots not copied: the next turn went on in place
   int64_t snapshots_lost = 0;     // deferred snapshots the engine no longer held to copy
+  int64_t continuations = 0;      // compactions served as the conversation's continuation
+  // Recognised compactions served as sent: no conversation of the session in place, or the
+  // guard did not find the client's history in it.
+  int64_t continuations_declined = 0;
 
   template <class F>
   void visit(F&& f) const {
@@ -56,6 +60,8 @@ struct ServedStats {
     f("memory_refusals", memory_refusals, cache::StatKind::kCounter);
     f("snapshots_skipped", snapshots_skipped, cache::StatKind::kCounter);
     f("snapshots_lost", snapshots_lost, cache::StatKind::kCounter);
+    f("continuations", continuations, cache::StatKind::kCounter);
+    f("continuations_declined", continuations_declined, cache::StatKind::kCounter);
   }
 };
 

@@ -189,6 +189,25 @@ ServedPrompt EngineCaches::serve(const std::vector<int32_t>& prompt,
   return ServedPrompt::client(prompt);
 }
 
+// A compaction of the conversation in place (docs/compaction.md): its tokens up to the end
+// anchor, then the client's instructions as one turn — when the conversation is this
+// session's and the guard finds the client's first and last user lines in it.
+std::optional<std::vector<int32_t>> EngineCaches::continuation(const CompactionTurn& turn,
+                                                               const std::string& session) const {
+  const cache::EndAnchor& end = resident_.end_anchor();
+  if (session.empty() || session != resident_.session() || !end.held() || resident_.guest_active())
+    return std::nullopt;
+  const std::span<const int32_t> rows = resident_.tokens();
+  const int64_t e = end.position();
+  if (e <= 0 || e > int64_t(rows.size())) return std::nullopt;
+  const std::span<const int32_t> record = rows.first(size_t(e));
+  if (!record_matches(turn, tokenizer_.decode_bytes(record))) return std::nullopt;
+  std::vector<int32_t> served(record.begin(), record.end());
+  tokenizer_.encode(turn.turn_text, &served);
+  if (int64_t(served.size()) > engine_.capacity()) return std::nullopt;
+  return served;
+}
+
 bool EngineCaches::answer_from_responses(const GenerationJob& job, CacheStart* start) {
   if (!options_.response_cache || job.response_key.empty()) return false;
   auto hit = responses_.find(start->served.tokens, job.response_key);
@@ -272,6 +291,7 @@ cache::ResumeOffer EngineCaches::restore(std::span<const int32_t> served,
     case cache::ResumeSource::kPin:
     case cache::ResumeSource::kPark:
     case cache::ResumeSource::kResponse:  // never planned
+    case cache::ResumeSource::kContinuation:
       break;
   }
   return chosen;
@@ -283,7 +303,10 @@ void EngineCaches::start_from(CacheStart* start) const {
   const ServedPrompt& served = start->served;
   CacheSplit& split = start->split;
   const int64_t n = int64_t(served.tokens.size());
-  split.source = start->offer.source;
+  // A continuation resumed from the end anchor in place; it says what it served instead.
+  split.source = served.aligned == Alignment::kContinuation && start->offer.useful()
+                     ? cache::ResumeSource::kContinuation
+                     : start->offer.source;
   split.aligned = served.aligned;
   split.client_tokens = served.client_tokens;
   split.differing = served.differing();
@@ -295,7 +318,15 @@ void EngineCaches::start_from(CacheStart* start) const {
 
 core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
   CacheStart start;
-  start.served = serve(job.prompt, job.prompt_text);
+  const std::string session = session_tag(job.session.hash(), !job.session.empty());
+  std::optional<std::vector<int32_t>> continued;
+  if (job.compaction) {
+    continued = continuation(*job.compaction, session);
+    ++(continued ? served_stats_.continuations : served_stats_.continuations_declined);
+  }
+  start.served =
+      continued ? ServedPrompt::made(std::move(*continued), job.prompt, Alignment::kContinuation)
+                : serve(job.prompt, job.prompt_text);
   if (start.served.aligned == Alignment::kText) ++served_stats_.aligned_text;
   if (start.served.aligned == Alignment::kReplay) ++served_stats_.aligned_replay;
   if (const int64_t d = start.served.differing(); d > 0) {
@@ -303,7 +334,6 @@ core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
     served_stats_.differing_tokens += d;
   }
   if (!answer_from_responses(job, &start)) {
-    const std::string session = session_tag(job.session.hash(), !job.session.empty());
     settle_snapshot(start.served.tokens, session);
     auto plan = plan_with_room(start.served.tokens, session);
     if (!plan) {

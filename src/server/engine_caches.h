@@ -2,7 +2,9 @@
 // them around a generation (docs/cache.md "In the server"). begin() is those steps in order:
 //
 //   serve                 the client's prompt -> a ServedPrompt: the tokens the engine reads and
-//                         how they differ from the client's (exact policy: not at all);
+//                         how they differ from the client's (exact policy: not at all; a
+//                         compaction under --compaction continuation: the conversation in
+//                         place and one new turn);
 //   answer_from_responses an identical greedy request answered from the response cache;
 //   plan_with_room        the Planner's pick among the offer sources, after the memory Budget
 //                         made room for the prefill's workspace (503 when it cannot);
@@ -39,6 +41,7 @@
 #include "engine/engine.h"
 #include "engine/generation.h"
 #include "server/cache_stats.h"
+#include "server/compaction.h"
 #include "server/served_prompt.h"
 #include "text/end_alignment.h"
 
@@ -151,6 +154,8 @@ class EngineCaches {
  private:
   // The request path's steps (the class comment).
   ServedPrompt serve(const std::vector<int32_t>& prompt, const std::string& prompt_text) const;
+  std::optional<std::vector<int32_t>> continuation(const CompactionTurn& turn,
+                                                   const std::string& session) const;
   std::optional<std::vector<int32_t>> align_by_text(const std::string& prompt_text) const;
   bool answer_from_responses(const GenerationJob& job, CacheStart* start);
   core::Result<cache::Plan> plan_with_room(std::span<const int32_t> served,

@@ -157,7 +157,7 @@ JobOutcome EngineQueue::run(Item& item) {
     out.status = start.error();
     return out;
   }
-  out.prompt_tokens = start->split.prompt_tokens;
+  out.prompt_tokens = start->split.usage_prompt_tokens();
   out.cached_tokens = start->split.cached;
   out.reread_tokens = start->split.reread;
   out.cache = start->split;

@@ -18,6 +18,7 @@
 #include "core/status.h"
 #include "engine/generation.h"
 #include "engine/sampler.h"
+#include "server/compaction.h"
 #include "server/output_constraint.h"
 #include "server/served_prompt.h"
 #include "server/session.h"
@@ -51,6 +52,9 @@ struct GenerationJob {
   // Push a progress event to the stream after every prefill call (a streamed
   // return_progress request).
   bool return_progress = false;
+  // A compaction request under --compaction continuation (server/compaction.h): the caches may
+  // serve it as the session's conversation plus this turn. Engine thread only; never logged.
+  std::optional<CompactionTurn> compaction;
 };
 
 // How far a prompt's prefill has come, in llama-server's prompt_progress terms: total prompt

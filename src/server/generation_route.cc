@@ -55,6 +55,9 @@ GenerationJob make_job(Service& svc, const CompletionRequest& request, std::vect
     job.constraint =
         OutputConstraint::create(svc.constraint_vocab, svc.tokenizer, spec, job.prompt);
   }
+  if (request.endpoint == Endpoint::kChat &&
+      svc.options.compaction == CompactionMode::kContinuation)
+    job.compaction = recognise_compaction(request.chat);
   job.response_key = response_key(request, job);
   job.submitted_ns = core::now_ns();
   return job;

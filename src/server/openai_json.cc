@@ -141,8 +141,9 @@ Json render_usage(const JobOutcome& o, const SessionKey& session) {
   usage["prompt_tokens"] = o.prompt_tokens;
   usage["completion_tokens"] = o.completion_tokens;
   usage["total_tokens"] = o.prompt_tokens + o.completion_tokens;
-  usage["prompt_tokens_details"] = Json{{"cached_tokens", o.cached_tokens}};
   const CacheSplit& c = o.cache;
+  usage["prompt_tokens_details"] =
+      Json{{"cached_tokens", c.reports_served_count() ? c.usage_cached_tokens() : o.cached_tokens}};
   Json cache = Json{{"tier", std::string(cache::tier_name(c.source))},
                     {"source", std::string(cache::name(c.source))},
                     {"cached", o.cached_tokens},
@@ -156,6 +157,8 @@ Json render_usage(const JobOutcome& o, const SessionKey& session) {
     cache["client_prompt_tokens"] = c.client_tokens;
     cache["differing"] = c.differing;
   }
+  // A continuation: usage.prompt_tokens is the client's prompt; this is what the engine read.
+  if (c.reports_served_count()) cache["served_prompt_tokens"] = c.prompt_tokens;
   auto ms = [](int64_t ns) { return double(ns / 1000) / 1000.0; };
   Json timings = Json{{"queue_ms", ms(o.queue_ns)},
                       {"prefill_ms", ms(o.prefill_ns)},

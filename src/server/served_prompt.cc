@@ -28,6 +28,8 @@ std::string_view alignment_name(Alignment a) {
       return "text";
     case Alignment::kReplay:
       return "replay";
+    case Alignment::kContinuation:
+      return "continuation";
   }
   return "none";
 }

@@ -13,6 +13,7 @@
 // Thread safety: plain values.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -35,6 +36,9 @@ enum class Alignment : uint8_t {
   kNone,    // the client's own tokens
   kText,    // the rows' own tokens up to the end anchor where the client's text matched them
   kReplay,  // the client's tokens with the end anchor's hidden spans put back
+  // A compaction served as the session's conversation up to its end anchor plus one turn
+  // carrying the client's instructions (--compaction continuation, server/compaction.h).
+  kContinuation,
 };
 
 std::string_view alignment_name(Alignment a);
@@ -66,8 +70,27 @@ struct CacheSplit {
   Alignment aligned = Alignment::kNone;
   int64_t client_tokens = 0;  // the client's prompt (usage.prompt_tokens is the served one)
   int64_t differing = 0;      // see ServedPrompt::differing
-  // "client" when the engine read the client's tokens, "rows" when it served others.
-  std::string_view served_name() const { return differing > 0 ? "rows" : "client"; }
+  // "client" when the engine read the client's tokens, "rows" when it served others,
+  // "continuation" for a compaction served as the conversation's continuation.
+  std::string_view served_name() const {
+    if (aligned == Alignment::kContinuation) return "continuation";
+    return differing > 0 ? "rows" : "client";
+  }
+  // usage.prompt_tokens: the served prompt, except a continuation's, which reports the
+  // client's own prompt (a client sizes its context by it: reporting the whole conversation
+  // would make opencode compact again).
+  int64_t usage_prompt_tokens() const {
+    return aligned == Alignment::kContinuation ? client_tokens : prompt_tokens;
+  }
+  // usage.prompt_tokens_details.cached_tokens: of the reported prompt, what the engine did not
+  // read (a continuation read only its new turn).
+  int64_t usage_cached_tokens() const {
+    return aligned == Alignment::kContinuation ? std::max<int64_t>(0, client_tokens - reread)
+                                               : cached;
+  }
+  // usage.anchorage.cache.served_prompt_tokens: the tokens the engine was given, reported when
+  // they are not the client's prompt's count (a continuation).
+  bool reports_served_count() const { return usage_prompt_tokens() != prompt_tokens; }
 };
 
 }  // namespace anchorage::server

@@ -47,6 +47,10 @@ struct ServerOptions {
   // Reasoning tokens a chat answer may write before the server closes its <think> block with
   // a hidden phrase (output_constraint.h); -1: no limit. A request's reasoning_budget wins.
   int64_t reasoning_budget = -1;
+  // --compaction: `continuation` serves a recognised compaction request as the session's
+  // conversation plus one turn (not the client's prompt; docs/compaction.md); `client` (the
+  // default) serves it as sent.
+  CompactionMode compaction = CompactionMode::kClient;
   // The cache tiers (docs/cache.md); cache.enabled false is --no-cache.
   CacheOptions cache;
   // --journal: one JSON line per request (request_journal.h); path empty: none.

@@ -16,7 +16,8 @@ for flag in host port preset seed weight-dtype kv-dtype ctx threads queue max-bo
             anchor-spacing resident-gb resident-guest-max resident-stash-gb resident-pin-gb \
             resident-park-gb cache-gb store-entry-gb prefix-chunk response-cache-mb \
             mem-ceiling-gib mem-peak-gib reserve-slack-gib disk-budget-gb disk-min-free-gb \
-            disk-ttl-days disk-admit-after disk-head-anchors disk-min-tokens disk-write-budget-gb; do
+            disk-ttl-days disk-admit-after disk-head-anchors disk-min-tokens disk-write-budget-gb \
+            compaction resume-policy; do
   grep -qE -- "--$flag <v> .*\(default: " <<<"$help" || fail "--help does not list --$flag"
 done
 for switch in no-cache end-anchor end-align no-store response-cache; do
@@ -49,6 +50,9 @@ done
 "$bin" serve --anchor-spacing 0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--anchor-spacing 0 is not a usage error"
 "$bin" serve --cache-gb -1 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--cache-gb -1 is not a usage error"
 "$bin" serve --end-anchor=maybe >/dev/null 2>&1; [ $? -eq 2 ] || fail "--end-anchor=maybe is not a usage error"
+err="$("$bin" serve --compaction summary 2>&1 >/dev/null)"; rc=$?
+[ $rc -eq 2 ] || fail "--compaction summary is not a usage error (exit $rc)"
+grep -q -- "--compaction must be client or continuation" <<<"$err" || fail "a bad --compaction is not named: $err"
 err="$("$bin" serve -np 4 2>&1 >/dev/null)"; rc=$?
 [ $rc -eq 2 ] || fail "-np 4 is not a usage error (exit $rc)"
 grep -q -- "--parallel.*not built yet" <<<"$err" || fail "-np 4 does not say parallel is not yet built: $err"

@@ -2,8 +2,11 @@
 # opencode 1.18.33, the real client, against `anchorage serve` (issue 12 §2). In a scratch git
 # repo: `opencode run`, two `opencode run -c` follow-ups, a compaction through `opencode serve`'s
 # summarize route, one more follow-up, a new session in the same folder, and one in each of two
-# other folders. The server's request journal (--journal) is then read, and:
-#   - every step completed and every response was exact and served the client's own tokens;
+# other folders. The server runs with --compaction continuation (issue 16). Its request journal
+# (--journal) is then read, and:
+#   - every step completed; the compaction was served as the continuation of the conversation
+#     (resumed at its end, only its own turn read); every other response was exact and served
+#     the client's own tokens;
 #   - each follow-up resumed at least at the previous main prompt's end (title and summary
 #     requests, sent under the same key, did not cost the conversation its rows), and re-read
 #     beyond its new tokens at most the previous answer (a sampled answer that re-tokenizes
@@ -34,7 +37,8 @@ grep -qw avx2 /proc/cpuinfo || oc="$modules/opencode-linux-x64-baseline/bin/open
 work="$(mktemp -d)"
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; [ -n "${ocpid:-}" ] && kill "$ocpid" 2>/dev/null; [ "$failed" = 1 ] || rm -rf "$work"' EXIT
 "$bin" serve --preset tiny --port 0 --ctx 40000 --threads 2 --tokenizer-dir "$tokdir" \
-  --journal "$work/journal.jsonl" --disk-cache "$work/disk-cache" 2>"$work/serve.log" &
+  --journal "$work/journal.jsonl" --disk-cache "$work/disk-cache" --compaction continuation \
+  2>"$work/serve.log" &
 pid=$!
 url=""
 for _ in $(seq 1 600); do
@@ -101,7 +105,12 @@ step new_c "$work/c" "list the files here and summarise README.md"
 /usr/bin/env python3 - "$work/journal.jsonl" <<'PY' || fail "the journal does not show what the caches promise"
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
-bad = [l for l in lines if not l["exact"] or l["served"] != "client"]
+# The compaction (--compaction continuation, docs/compaction.md) is the one request served as
+# something else than the client's tokens: the conversation in place plus one turn, resumed at
+# its end anchor. Every other response is exact and the client's own.
+cont = [l for l in lines if l["served"] == "continuation"]
+assert len(cont) == 1 and not cont[0]["exact"], f"expected one continuation: {cont}"
+bad = [l for l in lines if l not in cont and (not l["exact"] or l["served"] != "client")]
 assert not bad, f"responses not exact or not the client's tokens: {bad}"
 # Main requests carry the tools (thousands of tokens); titles and summaries are short.
 main = [l for l in lines if l["prompt_tokens"] > 3000]
@@ -114,10 +123,13 @@ for prev, cur in ((m1, m2), (m2, m3)):
     beyond = cur["reread"] - cur["new_tokens"]
     assert beyond <= 16, (cur, "re-read more than the previous answer beyond its new tokens")
     assert beyond <= 0 or cur.get("reason"), cur
+# The compaction resumed at the end of run3's conversation and read only its own turn.
+assert cont[0]["cached"] >= m3["prompt_tokens"] and cont[0]["reread"] < 1000, (cont, m3)
 for l in (m4, m5):  # after the compaction; a new session in the same folder
     assert l["cached"] >= 0.9 * l["prompt_tokens"], l
 assert 0 < b["cached"] < c["cached"], (b, c, "the third folder did not resume at the branch point")
 print(f"opencode_e2e: {len(lines)} requests; follow-ups cached {m2['cached']}, {m3['cached']}; "
+      f"compaction cached {cont[0]['cached']}, re-read {cont[0]['reread']}; "
       f"after compaction {m4['cached']}/{m4['prompt_tokens']}; folders b {b['cached']}, c {c['cached']}")
 PY
 echo "opencode_e2e: 1 passed, 0 failed"

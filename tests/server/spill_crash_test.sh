@@ -10,18 +10,10 @@
 set -euo pipefail
 bin="$1"
 tokdir="$2"
-work="$(mktemp -d)"
-pid=""
-cleanup() {
-  [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  [ -f "$work/serve.log" ] && tail -5 "$work/serve.log" >&2
-  exit 1
-}
+# shellcheck source=crash_test_lib.sh
+source "$(dirname "$0")/crash_test_lib.sh"
+# The disk tier admits nothing here: every file written is the spill's.
+serve_flags=(--disk-cache "$work/root" --disk-min-tokens 1000000)
 
 python3 - "$work" <<'PY'
 import json, sys
@@ -33,31 +25,10 @@ first = {"model": "m", "max_tokens": 4, "temperature": 0, "logprobs": True, "top
 json.dump(first, open(f"{work}/turn1.json", "w"))
 PY
 
-# start <log> [env...]: starts a server (port 0) and sets $pid and $url. The disk tier admits
-# nothing here: every file written is the spill's.
-start() {
-  local log="$1"
-  shift
-  rm -f "$log"
-  env "$@" "$bin" serve --preset tiny --port 0 --ctx 8192 --threads 2 --tokenizer-dir "$tokdir" \
-    --disk-cache "$work/root" --disk-min-tokens 1000000 ${extra:-} 2>"$log" &
-  pid=$!
-  url=""
-  for _ in $(seq 1 100); do
-    url="$(grep -oE 'http://127\.0\.0\.1:[0-9]+' "$log" | head -1 || true)"
-    [ -n "$url" ] && break
-    kill -0 "$pid" 2>/dev/null || fail "the server exited at start"
-    sleep 0.1
-  done
-  [ -n "$url" ] || fail "the server did not start"
-}
-
 ask() {  # ask <body file> -> the response body on stdout
   curl -s -m 120 "$url/v1/chat/completions" -H 'content-type: application/json' \
     -H "x-session-id: conv" -d @"$1"
 }
-
-choices() { python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["choices"]))'; }
 
 # The second turn: the first answer sent back, one more user message.
 make_turn2() {
@@ -74,22 +45,17 @@ PY
 extra="--no-cache" start "$work/serve.log" ANCHORAGE_DISK_CACHE=off
 make_turn2 "$(ask "$work/turn1.json")"
 want="$(ask "$work/turn2.json" | choices)" || fail "the reference request failed"
-kill "$pid"
-wait "$pid" 2>/dev/null || true
-pid=""
+stop
 
-for point in created appended synced renamed dir_synced; do
-  for k in 1 5; do
+for point in $crash_points; do
+  for k in $crash_times; do
     rm -rf "$work/root"
     start "$work/serve.log" "ANCHORAGE_FS_CRASH_AT=$point:$k"
     # The seam may kill it before the drain (the disk tier saves its admission counts after a
     # prefill): a crash anywhere is what the restart must survive.
     ask "$work/turn1.json" >/dev/null || true
     kill -TERM "$pid" 2>/dev/null || true  # the drain saves the conversation
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    pid=""
+    reap 10
     start "$work/serve.log"
     tmp="$(find "$work/root" -name '*.tmp' | wc -l)"
     [ "$tmp" -eq 0 ] || fail "$point:$k: .tmp files left after the restart"
@@ -105,9 +71,7 @@ assert s["restore_failures"] == 0, (where, s)
 print(where, "cached", got["usage"]["prompt_tokens_details"]["cached_tokens"], "entries",
       s["entries"], "hits", s["hits"], "swept", s["swept_files"])
 PY
-    kill "$pid"
-    wait "$pid" 2>/dev/null || true
-    pid=""
+    stop
   done
 done
 
@@ -115,14 +79,11 @@ done
 rm -rf "$work/root"
 start "$work/serve.log"
 ask "$work/turn1.json" >/dev/null
-kill -TERM "$pid"
-wait "$pid" 2>/dev/null || true
+stop
 start "$work/serve.log"
 got="$(ask "$work/turn2.json")"
 [ "$(choices <<<"$got")" = "$want" ] || fail "no crash: the answer differs from the reference"
 python3 -c 'import json,sys; g=json.loads(sys.argv[1]); c=g["usage"]["prompt_tokens_details"]["cached_tokens"]; assert c > 2000, c' "$got" ||
   fail "no crash: the next turn did not resume from the read-back conversation"
-kill "$pid"
-wait "$pid" 2>/dev/null || true
-pid=""
+stop
 echo "spill crash test: ok"

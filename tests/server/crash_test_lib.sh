@@ -4,6 +4,8 @@
 # Source it after setting `bin`, `tokdir` and the array `serve_flags` (flags after the common
 # ones); `extra` may add flags to one start. Sets `work`, and `pid`/`url` per start.
 # shellcheck shell=bash
+# shellcheck source=server_url.sh
+source "$(dirname "${BASH_SOURCE[0]}")/server_url.sh"
 
 # The crash points of the file seam (core/fault_fs.h's ANCHORAGE_FS_CRASH_AT) and the times
 # each is reached: the first write of a kind and a later one.
@@ -33,14 +35,7 @@ start() {
   env "$@" "$bin" serve --preset tiny --port 0 --ctx 8192 --threads 2 --tokenizer-dir "$tokdir" \
     "${serve_flags[@]}" ${extra:-} 2>"$log" &
   pid=$!
-  url=""
-  for _ in $(seq 1 100); do
-    url="$(grep -oE 'http://127\.0\.0\.1:[0-9]+' "$log" | head -1 || true)"
-    [ -n "$url" ] && break
-    kill -0 "$pid" 2>/dev/null || fail "the server exited at start"
-    sleep 0.1
-  done
-  [ -n "$url" ] || fail "the server did not start"
+  url="$(server_url "$log" "$pid")" || fail "the server did not start"
 }
 
 # stop: a planned stop (SIGTERM) and its end.

@@ -40,14 +40,9 @@ trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; [ -n "${ocpid:-}" ] && k
   --journal "$work/journal.jsonl" --disk-cache "$work/disk-cache" --compaction continuation \
   2>"$work/serve.log" &
 pid=$!
-url=""
-for _ in $(seq 1 600); do
-  url="$(grep -oE 'http://127\.0\.0\.1:[0-9]+' "$work/serve.log" | head -1)"
-  [ -n "$url" ] && break
-  kill -0 "$pid" 2>/dev/null || fail "the server exited"
-  sleep 0.1
-done
-[ -n "$url" ] || fail "the server did not start"
+# shellcheck source=server_url.sh
+source "$(dirname "$0")/server_url.sh"
+url="$(server_url "$work/serve.log" "$pid")" || fail "the server did not start"
 
 # opencode's config (shared/traces/README.md): our server as an openai-compatible provider, a
 # small output limit so each step is quick; nothing of the user's home is read or written.

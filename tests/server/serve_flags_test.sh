@@ -79,14 +79,9 @@ ANCHORAGE_NO_STORE=on "$bin" serve --preset tiny --port 0 -c 2048 -t 1 -n 5 -np 
   --mem-ceiling-gib 3 --mem-peak-gib 3.5 --reserve-slack-gib 0.25 --admin-token sesame \
   2>"$log" &
 pid=$!
-url=""
-for _ in $(seq 1 600); do
-  url="$(grep -oE 'http://127\.0\.0\.1:[0-9]+' "$log" | head -1)"
-  [ -n "$url" ] && break
-  kill -0 "$pid" 2>/dev/null || fail "the server exited"
-  sleep 0.1
-done
-[ -n "$url" ] || fail "the server did not start"
+# shellcheck source=server_url.sh
+source "$(dirname "$0")/server_url.sh"
+url="$(server_url "$log" "$pid")" || fail "the server did not start"
 for phase in "start: loading the tokenizer from" "start: tokenizer ready" \
              "start: making random weights" "start: weights ready" "start: engine ready" \
              "start: ready in" "listening on http://"; do

@@ -21,7 +21,8 @@ namespace anchorage::bench {
 
 const char kReplayUsage[] =
     "usage: anchorage bench replay [--scenarios opencode,two-sessions,openwebui,fleet]\n"
-    "         [--configs exact,rows,end_off,grid_only,no_cache] [--preset small] [--quick]\n"
+    "         [--configs exact,rows,end_off,grid_only,no_cache[,continuation]] [--preset small] "
+    "[--quick]\n"
     "         [--out DIR (build/replay)] [--threads 0] [--seed 1] [--max-tokens 48]\n"
     "         [--capacity 49152] [--tokenizer-dir DIR] [--check]\n"
     "Plays agent-shaped conversations against in-process servers, one per scenario and\n"
@@ -60,6 +61,7 @@ std::string hash_hex(const std::string& s) {
 struct ConfigSpec {
   std::string name;
   server::CacheOptions cache;
+  server::CompactionMode compaction = server::CompactionMode::kClient;
 };
 
 bool config_spec(const std::string& name, ConfigSpec* out) {
@@ -74,6 +76,8 @@ bool config_spec(const std::string& name, ConfigSpec* out) {
     c.cache.resident.end_anchor = false;
     c.cache.resident.branch_anchors = false;
     c.cache.resident.anchor_spacing = 1024;
+  } else if (name == "continuation") {  // the defaults + compaction as a continuation
+    c.compaction = server::CompactionMode::kContinuation;
   } else if (name == "no_cache") {
     c.cache.enabled = false;
   } else {
@@ -161,9 +165,11 @@ class Client {
                 {"session", r.session},
                 {"turn", turn},
                 {"kind", r.kind},
-                {"prompt_tokens", u["prompt_tokens"]},
+                // What the engine was given (a continuation reports the client's prompt in
+                // usage and the served one in the cache split).
+                {"prompt_tokens", cache.value("served_prompt_tokens", u["prompt_tokens"])},
                 {"client_prompt_tokens", cache.value("client_prompt_tokens", u["prompt_tokens"])},
-                {"cached", u["prompt_tokens_details"]["cached_tokens"]},
+                {"cached", cache["cached"]},
                 {"reread", cache["reread"]},
                 {"new_tokens", nullptr},
                 {"reread_beyond_new", nullptr},
@@ -248,6 +254,38 @@ Json user_message(Filler& f, int64_t words) {
   return {{"role", "user"}, {"content", f.words(words)}};
 }
 
+// The history as opencode's summarize route flattens it (1.18.33, the traces' seq 7): every
+// message after the system text as a "[Role]: text" entry inside <conversation> tags, then the
+// instructions.
+std::string flattened(const Json& history) {
+  std::string out = "Here is the conversation so far:\n\n<conversation>\n";
+  auto text = [](const Json& m, const char* key) {
+    return m.contains(key) && m[key].is_string() ? m[key].get<std::string>() : std::string();
+  };
+  for (size_t i = 1; i < history.size(); ++i) {
+    const Json& m = history[i];
+    const std::string role = text(m, "role");
+    if (role == "user") {
+      out += "[User]: " + text(m, "content") + "\n\n";
+    } else if (role == "assistant") {
+      if (const std::string r = text(m, "reasoning_content"); !r.empty())
+        out += "[Assistant reasoning]: " + r + "\n";
+      out += "[Assistant]: " + text(m, "content") + "\n";
+      if (m.contains("tool_calls") && m["tool_calls"].is_array())
+        for (const Json& call : m["tool_calls"])
+          if (call.contains("function"))
+            out += "[Assistant tool call]: " + call["function"].value("name", "") + "(" +
+                   call["function"].value("arguments", "") + ")\n";
+    } else if (role == "tool") {
+      out += "[Tool result]: " + text(m, "content") + "\n\n";
+    }
+  }
+  out +=
+      "</conversation>\n\nCreate a new anchored summary from the conversation history in the "
+      "<conversation> tags above so another coding agent can continue the work.";
+  return out;
+}
+
 // opencode: user turns of agent steps (answer, tool result, answer, ...); before each later
 // user turn a title request (its own system prompt, no tools) under the conversation's key;
 // after turn oc_compact_after + 1 a manual compaction: a summary request, then the
@@ -278,7 +316,7 @@ void scenario_opencode(Client& c, const World& w) {
       const Json summary =
           c.send({key, "summary",
                   Json::array({{{"role", "system"}, {"content", w.summary_system}},
-                               {{"role", "user"}, {"content", f.words(w.scale.quick ? 80 : 500)}}}),
+                               {{"role", "user"}, {"content", flattened(history)}}}),
                   nullptr, w.max_tokens});
       Json a = {{"role", "assistant"}, {"content", summary["content"]}};
       history = Json::array(
@@ -371,6 +409,7 @@ RunResult run_one(const ReplayOptions& o, server::ServedModel& model, const Worl
   so.port = 0;
   so.model_name = "anchorage";
   so.cache = spec.cache;
+  so.compaction = spec.compaction;
   // The server's journal knows each request's new tokens (the client's tokens past where it
   // parts from the session's earlier prompt + answer): it gives the ideal.
   const std::string journal = o.out_dir + "/journal/" + scenario + "-" + spec.name + ".jsonl";
@@ -608,7 +647,11 @@ int run_replay(const ReplayOptions& o) {
       const RunResult& r = runs[ci];
       Json v = summarize(r.sent);
       v["completed"] = r.ok;
-      v["policy"] = std::string(server::resume_policy_name(specs[ci].cache.resume_policy));
+      // A continuation serves the compaction another prompt, so the answers after it are not
+      // the no-cache server's: the exact-policy check does not apply to it.
+      v["policy"] = specs[ci].compaction == server::CompactionMode::kContinuation
+                        ? std::string("continuation")
+                        : std::string(server::resume_policy_name(specs[ci].cache.resume_policy));
       if (base != nullptr) {
         const Json b = summarize(base->sent);
         v["prefill_ratio_to_no_cache"] =

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <stdexcept>
 
@@ -20,7 +21,7 @@
 namespace anchorage::bench {
 
 const char kReplayUsage[] =
-    "usage: anchorage bench replay [--scenarios opencode,two-sessions,openwebui,fleet]\n"
+    "usage: anchorage bench replay [--scenarios opencode,two-sessions,openwebui,fleet,restart]\n"
     "         [--configs exact,rows,end_off,grid_only,no_cache[,continuation]] [--preset small] "
     "[--quick]\n"
     "         [--out DIR (build/replay)] [--threads 0] [--seed 1] [--max-tokens 48]\n"
@@ -138,7 +139,15 @@ struct Sent {
 class Client {
  public:
   Client(server::HttpClient& http, const ReplayOptions& o, std::string scenario, std::string config)
-      : http_(http), o_(o), scenario_(std::move(scenario)), config_(std::move(config)) {}
+      : http_(&http), o_(o), scenario_(std::move(scenario)), config_(std::move(config)) {}
+
+  // A planned stop of the server and a new one on the same cache directory (the `restart`
+  // scenario); the runner provides it and hands back the new server's client.
+  void set_restart(std::function<server::HttpClient&()> restart) { restart_ = std::move(restart); }
+  void restart() {
+    if (!restart_) throw std::runtime_error("this run cannot restart its server");
+    http_ = &restart_();
+  }
 
   // Sends one request; throws when it fails (the scenario cannot go on without the answer).
   Json send(const Request& r) {
@@ -151,7 +160,7 @@ class Client {
       body["tools"] = *r.tools;
       body["tool_choice"] = "auto";  // what opencode sends
     }
-    const PostResult p = post_json(http_, "/v1/chat/completions", body);
+    const PostResult p = post_json(*http_, "/v1/chat/completions", body);
     if (!p.ok) throw std::runtime_error("request failed (HTTP " + std::to_string(p.status) + ")");
     const Json& u = p.body["usage"];
     const Json& cache = u["anchorage"]["cache"];
@@ -194,7 +203,8 @@ class Client {
   std::vector<Sent>& sent() { return sent_; }
 
  private:
-  server::HttpClient& http_;
+  server::HttpClient* http_;
+  std::function<server::HttpClient&()> restart_;
   const ReplayOptions& o_;
   std::string scenario_, config_;
   std::map<std::string, int64_t> turns_;
@@ -354,6 +364,24 @@ void scenario_openwebui(Client& c, const World& w) {
   }
 }
 
+// A planned restart mid-conversation (a deploy): an opencode session's first user turn, SIGTERM
+// (the drain saves the conversation to the session spill), a new server on the same cache
+// directory, and the session goes on: its next step and a second user turn.
+void scenario_restart(Client& c, const World& w) {
+  Filler f(w.seed * 31 + 5);
+  const std::string key = "restart-1";
+  Json history = Json::array({w.agent_system("proj0"), user_message(f, 30)});
+  for (int64_t half = 0; half < 2; ++half) {
+    for (int64_t s = 0; s < w.scale.oc_steps; ++s) {
+      const Json a = c.send({key, "main", history, &w.tools, w.max_tokens});
+      history.push_back(a);
+      history.push_back(tool_result(f, w, a));
+      if (half == 0 && s + 1 == w.scale.oc_steps / 2) c.restart();
+    }
+    history.push_back(user_message(f, 30));
+  }
+}
+
 // opencode in 8 folders: the same system text and tools, each session its own working
 // directory line; one or two turns each.
 void scenario_fleet(Client& c, const World& w) {
@@ -380,6 +408,8 @@ bool scenario_fn(const std::string& name, ScenarioFn* out) {
     *out = scenario_openwebui;
   else if (name == "fleet")
     *out = scenario_fleet;
+  else if (name == "restart")
+    *out = scenario_restart;
   else
     return false;
   return true;
@@ -415,14 +445,29 @@ RunResult run_one(const ReplayOptions& o, server::ServedModel& model, const Worl
   const std::string journal = o.out_dir + "/journal/" + scenario + "-" + spec.name + ".jsonl";
   std::filesystem::remove(journal);
   so.journal.path = journal;
+  // The restart scenario keeps its conversation across servers in the session spill, in a
+  // cache directory of its own (no other scenario touches the disk).
+  if (scenario == "restart" && so.cache.enabled) {
+    so.cache.disk_root = o.out_dir + "/disk/" + spec.name;
+    std::filesystem::remove_all(so.cache.disk_root);
+  }
   RunResult r;
   {
-    InProcessServer srv(so, model);
-    if (core::Status s = srv.start(); !s.is_ok()) {
+    auto srv = std::make_unique<InProcessServer>(so, model);
+    if (core::Status s = srv->start(); !s.is_ok()) {
       std::fprintf(stderr, "replay: server: %s\n", s.to_string().c_str());
       return r;
     }
-    Client c(srv.client(), o, scenario, spec.name);
+    bool stops_ok = true;
+    Client c(srv->client(), o, scenario, spec.name);
+    c.set_restart([&]() -> server::HttpClient& {
+      stops_ok = srv->stop().is_ok() && stops_ok;  // the drain runs here
+      srv.reset();
+      srv = std::make_unique<InProcessServer>(so, model);
+      if (core::Status s = srv->start(); !s.is_ok())
+        throw std::runtime_error("restart: " + s.to_string());
+      return srv->client();
+    });
     try {
       fn(c, w);
       r.ok = true;
@@ -430,7 +475,7 @@ RunResult run_one(const ReplayOptions& o, server::ServedModel& model, const Worl
       std::fprintf(stderr, "replay: %s/%s: %s\n", scenario.c_str(), spec.name.c_str(), e.what());
     }
     r.sent = std::move(c.sent());
-    r.ok = srv.stop().is_ok() && r.ok;
+    r.ok = srv->stop().is_ok() && stops_ok && r.ok;
   }
   const std::vector<Json> lines = read_jsonl(journal);
   if (lines.size() != r.sent.size()) {

@@ -13,7 +13,8 @@
 namespace anchorage::bench {
 
 struct ReplayOptions {
-  std::vector<std::string> scenarios = {"opencode", "two-sessions", "openwebui", "fleet"};
+  std::vector<std::string> scenarios = {"opencode", "two-sessions", "openwebui", "fleet",
+                                        "restart"};
   std::vector<std::string> configs = {"exact", "rows", "end_off", "grid_only", "no_cache"};
   std::string preset = "small";
   bool quick = false;  // few, short turns (the ctest)

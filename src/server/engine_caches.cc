@@ -150,9 +150,10 @@ void EngineCaches::drain() {
 }
 
 // The rows' own tokens up to the end anchor, then the client's text after it re-tokenized,
-// when the client's text starts with the rows' text (docs/end-alignment.md).
+// when the client's text starts with the rows' text; or up to the last row where it still did
+// (docs/end-alignment.md "Partial alignment").
 std::optional<std::vector<int32_t>> EngineCaches::align_by_text(
-    const std::string& prompt_text) const {
+    const std::vector<int32_t>& prompt, const std::string& prompt_text) const {
   const cache::EndAnchor& end = resident_.end_anchor();
   if (!options_.end_align || !end.held() || prompt_text.empty() || resident_.guest_active())
     return std::nullopt;
@@ -165,10 +166,16 @@ std::optional<std::vector<int32_t>> EngineCaches::align_by_text(
   for (const text::GeneratedRegion& g : regions_)
     if (g.end <= e) rec.generated.push_back(g);
   const text::EndAlignment a = text::align_end(tokenizer_, rec, prompt_text);
-  if (!a.aligned) return std::nullopt;
-  std::vector<int32_t> served(rec.tokens.begin(), rec.tokens.end());
-  tokenizer_.encode(std::string_view(prompt_text).substr(a.prompt_bytes), &served);
-  if (int64_t(served.size()) > engine_.capacity() || int64_t(served.size()) <= e)
+  // Aligned: the rows to the end anchor, then the client's rest. Parted part way: the rows to
+  // the last boundary where the text still matched (partial alignment), when that goes further
+  // than the client's own tokens follow the rows.
+  const int64_t rows_served = a.aligned ? e : a.partial_rows;
+  const size_t bytes_matched = a.aligned ? a.prompt_bytes : a.partial_prompt_bytes;
+  if (!a.aligned && rows_served <= common_prefix(rows.first(size_t(e)), prompt))
+    return std::nullopt;
+  std::vector<int32_t> served(rec.tokens.begin(), rec.tokens.begin() + rows_served);
+  tokenizer_.encode(std::string_view(prompt_text).substr(bytes_matched), &served);
+  if (int64_t(served.size()) > engine_.capacity() || int64_t(served.size()) <= rows_served)
     return std::nullopt;
   return served;
 }
@@ -181,7 +188,7 @@ ServedPrompt EngineCaches::serve(const std::vector<int32_t>& prompt,
     case ResumePolicy::kRows:
       break;
   }
-  if (auto aligned = align_by_text(prompt_text))
+  if (auto aligned = align_by_text(prompt, prompt_text))
     return ServedPrompt::made(std::move(*aligned), prompt, Alignment::kText);
   if (auto replayed = resident_.replay(prompt);
       replayed && int64_t(replayed->size()) <= engine_.capacity())

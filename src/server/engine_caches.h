@@ -156,7 +156,8 @@ class EngineCaches {
   ServedPrompt serve(const std::vector<int32_t>& prompt, const std::string& prompt_text) const;
   std::optional<std::vector<int32_t>> continuation(const CompactionTurn& turn,
                                                    const std::string& session) const;
-  std::optional<std::vector<int32_t>> align_by_text(const std::string& prompt_text) const;
+  std::optional<std::vector<int32_t>> align_by_text(const std::vector<int32_t>& prompt,
+                                                    const std::string& prompt_text) const;
   bool answer_from_responses(const GenerationJob& job, CacheStart* start);
   core::Result<cache::Plan> plan_with_room(std::span<const int32_t> served,
                                            const std::string& session);

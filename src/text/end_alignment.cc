@@ -215,11 +215,27 @@ EndAlignment align_end(const Tokenizer& tok, const EndRecord& rec, std::string_v
   size_t try_pi = 0;
   size_t farthest = 0;
   int dropped = 0;
+  // The last row boundary reached on the path taken (not inside a think block on trial, not in
+  // a flexible whitespace gap, where P's share of the run would be ambiguous) and where P was
+  // then: P[0, part_pi) stands for T[0, part_rows).
+  size_t next_row = 0;
+  int64_t part_rows = 0;
+  size_t part_pi = 0;
 
   while (true) {
     if (trying && ti >= rt.cuts[next_cut].end) {
       trying = false;  // the reasoning was in P as the rows hold it
       ++next_cut;
+    }
+    if (!trying) {
+      while (next_row < rt.token_begin.size() && rt.token_begin[next_row] < ti) ++next_row;
+      while (next_row < rt.token_begin.size() && rt.token_begin[next_row] == ti) {
+        if (!rt.gap_flex[ti]) {
+          part_rows = static_cast<int64_t>(next_row);
+          part_pi = pi;
+        }
+        ++next_row;
+      }
     }
     if (!trying && next_cut < rt.cuts.size() && ti == rt.cuts[next_cut].begin) {
       trying = true;
@@ -256,6 +272,8 @@ EndAlignment align_end(const Tokenizer& tok, const EndRecord& rec, std::string_v
     }
     const int64_t rows = rows_up_to(rt, farthest);
     result.rows_matched = rows;
+    result.partial_rows = part_rows;
+    result.partial_prompt_bytes = part_pi;
     result.why =
         (pi == m ? "the prompt ends inside the rows at row " : "the prompt parts from row ") +
         std::to_string(rows) + " of " + std::to_string(rec.tokens.size()) + " (prompt byte " +

@@ -74,6 +74,11 @@ struct EndAlignment {
   int64_t rows_matched = 0;
   // Regions whose think block was taken out (rule 4) to align.
   int regions_reasoning_dropped = 0;
+  // When not aligned: the longest matched prefix that ends on a row boundary, by the same
+  // rules: P[0, partial_prompt_bytes) stands for T[0, partial_rows) (0, 0: none). A rows-policy
+  // server serves T[0, partial_rows) + tokenize(P[partial_prompt_bytes:]) (partial alignment).
+  int64_t partial_rows = 0;
+  size_t partial_prompt_bytes = 0;
 };
 
 EndAlignment align_end(const Tokenizer& tok, const EndRecord& rec, std::string_view prompt_text,

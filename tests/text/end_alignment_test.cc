@@ -472,6 +472,37 @@ TEST_F(AlignEnd, RealDifferenceDoesNotAlign) {
   }
 }
 
+// A copy that parts from the rows: the partial alignment is the last row boundary before the
+// difference, and the prompt's bytes from there are the client's own rest.
+TEST_F(AlignEnd, PartialAlignmentEndsOnTheLastRowBoundaryBeforeTheDifference) {
+  Json body = first_body();
+  Rows rows;
+  rows.read(*tok_, render(body));
+  rows.generate(*tok_, {{"<think>\nOk.\n</think>\n\nThe files are alpha and beta."}});
+  rows.ids.push_back(*tok_->token_id("<|im_end|>"));
+  body["messages"].push_back(
+      assistant_message("<think>\nOk.\n</think>\n\nThe files are alpha and gamma."));
+  body["messages"].push_back(tool_message("x"));
+  const std::string p = render(body);
+  const EndAlignment a = align_end(*tok_, rows.record(), p);
+  ASSERT_FALSE(a.aligned);
+  // Past the reasoning, inside the answer, at or before where the copy parts.
+  EXPECT_GT(a.partial_rows, rows.generated[0].begin);
+  EXPECT_LE(a.partial_rows, a.rows_matched);
+  const std::vector<int32_t> rest_ids(rows.ids.begin() + a.partial_rows, rows.ids.end());
+  const std::string rest_rows = tok_->decode_bytes(rest_ids);
+  const std::string rest_p = p.substr(a.partial_prompt_bytes);
+  // Both rests start at the same text and part only at beta / gamma.
+  const size_t b = rest_rows.find("beta"), g = rest_p.find("gamma");
+  ASSERT_NE(b, std::string::npos);
+  ASSERT_NE(g, std::string::npos);
+  EXPECT_EQ(rest_rows.substr(0, b), rest_p.substr(0, g));
+  EXPECT_LE(b, 5u);
+  // The rows before the boundary and the prompt before its bytes are the same text.
+  const std::vector<int32_t> head_ids(rows.ids.begin(), rows.ids.begin() + a.partial_rows);
+  EXPECT_EQ(tok_->decode_bytes(head_ids), p.substr(0, a.partial_prompt_bytes));
+}
+
 // The sampler's tokens for the answer are single characters where the tokenizer would merge
 // them: the token ids differ, the bytes do not.
 TEST_F(AlignEnd, NonCanonicalEncodingAlignsByBytes) {

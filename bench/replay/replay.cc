@@ -27,8 +27,7 @@ const char kReplayUsage[] =
     "         [--out DIR (build/replay)] [--threads 0] [--seed 1] [--max-tokens 48]\n"
     "         [--capacity 49152] [--tokenizer-dir DIR] [--check]\n"
     "Plays agent-shaped conversations against in-process servers, one per scenario and\n"
-    "configuration; writes DIR/requests.jsonl and DIR/replay.svg, prints one JSON document.\n"
-    "(restart, the SIGTERM-and-restart scenario, needs the disk spill: not built yet.)\n";
+    "configuration; writes DIR/requests.jsonl and DIR/replay.svg, prints one JSON document.\n";
 
 namespace {
 
@@ -639,8 +638,7 @@ int run_replay(const ReplayOptions& o) {
   for (const std::string& n : o.scenarios) {
     ScenarioFn fn;
     if (!scenario_fn(n, &fn)) {
-      std::fprintf(stderr, "replay: unknown scenario %s%s\n%s", n.c_str(),
-                   n == "restart" ? " (needs the disk spill, not built yet)" : "", kReplayUsage);
+      std::fprintf(stderr, "replay: unknown scenario %s\n%s", n.c_str(), kReplayUsage);
       return 2;
     }
     fns.push_back(std::move(fn));
@@ -745,7 +743,6 @@ int run_replay(const ReplayOptions& o) {
               {"run_s", double(core::now_ns() - t0) * 1e-9},
               {"requests_jsonl", jsonl},
               {"plot_svg", plotted ? Json(svg) : Json(nullptr)},
-              {"skipped", {{"restart", "needs the disk spill, not built yet"}}},
               {"answers_equal_to_no_cache", equal},
               {"scenarios", scenarios}};
   const Json checks = run_checks(jsonl, scenarios);

@@ -215,6 +215,25 @@ std::optional<std::vector<int32_t>> EngineCaches::continuation(const CompactionT
   return served;
 }
 
+// The serve step with its counters: a compaction's continuation when it applies, else the
+// resume policy's prompt.
+ServedPrompt EngineCaches::serve(const GenerationJob& job, const std::string& session) {
+  std::optional<ServedPrompt> served;
+  if (job.compaction) {
+    if (auto continued = continuation(*job.compaction, session))
+      served = ServedPrompt::made(std::move(*continued), job.prompt, Alignment::kContinuation);
+    ++(served ? served_stats_.continuations : served_stats_.continuations_declined);
+  }
+  if (!served) served = serve(job.prompt, job.prompt_text);
+  if (served->aligned == Alignment::kText) ++served_stats_.aligned_text;
+  if (served->aligned == Alignment::kReplay) ++served_stats_.aligned_replay;
+  if (const int64_t d = served->differing(); d > 0) {
+    ++served_stats_.rows_served;
+    served_stats_.differing_tokens += d;
+  }
+  return std::move(*served);
+}
+
 bool EngineCaches::answer_from_responses(const GenerationJob& job, CacheStart* start) {
   if (!options_.response_cache || job.response_key.empty()) return false;
   auto hit = responses_.find(start->served.tokens, job.response_key);
@@ -326,20 +345,7 @@ void EngineCaches::start_from(CacheStart* start) const {
 core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
   CacheStart start;
   const std::string session = session_tag(job.session.hash(), !job.session.empty());
-  std::optional<std::vector<int32_t>> continued;
-  if (job.compaction) {
-    continued = continuation(*job.compaction, session);
-    ++(continued ? served_stats_.continuations : served_stats_.continuations_declined);
-  }
-  start.served =
-      continued ? ServedPrompt::made(std::move(*continued), job.prompt, Alignment::kContinuation)
-                : serve(job.prompt, job.prompt_text);
-  if (start.served.aligned == Alignment::kText) ++served_stats_.aligned_text;
-  if (start.served.aligned == Alignment::kReplay) ++served_stats_.aligned_replay;
-  if (const int64_t d = start.served.differing(); d > 0) {
-    ++served_stats_.rows_served;
-    served_stats_.differing_tokens += d;
-  }
+  start.served = serve(job, session);
   if (!answer_from_responses(job, &start)) {
     settle_snapshot(start.served.tokens, session);
     auto plan = plan_with_room(start.served.tokens, session);

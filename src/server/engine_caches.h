@@ -153,6 +153,7 @@ class EngineCaches {
 
  private:
   // The request path's steps (the class comment).
+  ServedPrompt serve(const GenerationJob& job, const std::string& session);
   ServedPrompt serve(const std::vector<int32_t>& prompt, const std::string& prompt_text) const;
   std::optional<std::vector<int32_t>> continuation(const CompactionTurn& turn,
                                                    const std::string& session) const;

@@ -263,15 +263,16 @@ void EngineQueue::log_outcome(const GenerationJob& job, const JobOutcome& out) {
   const CacheSplit& c = out.cache;
   const std::string_view tier = cache::tier_name(c.source);
   const std::string_view source = cache::name(c.source);
+  const std::string_view served = c.differing > 0 ? c.served_name() : std::string_view();
   ANCHORAGE_LOG_INFO(
-      "request %016llx: session %s, prompt %lld (cached %lld, reread %lld, %.*s/%.*s, %s%s), "
+      "request %016llx: session %s, prompt %lld (cached %lld, reread %lld, %.*s/%.*s, %s%s%.*s), "
       "%lld generated, end %s, ttft %.3f s, prefill %.3f s, decode %.3f s",
       (unsigned long long)job.request_id, session, (long long)out.prompt_tokens,
       (long long)out.cached_tokens, (long long)out.reread_tokens, int(tier.size()), tier.data(),
       int(source.size()), source.data(), c.exact ? "exact" : "not exact",
-      c.differing > 0 ? ", served rows" : "", (long long)out.completion_tokens,
-      job_end_name(out.end), double(out.first_token_ns) * 1e-9, double(out.prefill_ns) * 1e-9,
-      double(out.decode_ns) * 1e-9);
+      served.empty() ? "" : ", served ", int(served.size()), served.data(),
+      (long long)out.completion_tokens, job_end_name(out.end), double(out.first_token_ns) * 1e-9,
+      double(out.prefill_ns) * 1e-9, double(out.decode_ns) * 1e-9);
 }
 
 // A response-cache hit: the stored tokens go out as if generated, the engine untouched.

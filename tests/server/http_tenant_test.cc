@@ -68,8 +68,14 @@ struct Probe {
 
 // A sends its secret; B probes with the right guess (first the peek, then a chat, whose usage
 // says what it resumed from).
-Probe pin_oracle(bool tenant_scope) {
-  ServerHarness h(keyed(true, tenant_scope));
+Probe pin_oracle(bool tenant_scope, ResumePolicy policy = ResumePolicy::kExact,
+                 const std::string& disk_root = "") {
+  ServerOptions o = keyed(true, tenant_scope);
+  o.cache.resume_policy = policy;
+  o.cache.disk_root = disk_root;
+  o.cache.disk.admission.min_tokens = 256;
+  o.cache.disk.min_free_bytes = 0;
+  ServerHarness h(o);
   Probe p;
   if (!h.ok()) return p;
   const Json a = post_json(h, "/v1/chat/completions", chat_body(secret_messages("4821")), kTenantA);
@@ -94,6 +100,23 @@ TEST(HttpTenant, UnderGlobalScopeTheSameProbeLearnsTheCount) {
   ASSERT_GT(p.a_prompt_tokens, 600);
   EXPECT_GT(p.peek_cached, 256);
   EXPECT_GT(p.usage_cached, 256);
+}
+
+// The same oracle with the disk tier and the session spill attached and under the rows policy
+// (whose text alignment would serve the rows' tokens): every tier is asked through the one
+// scope.
+TEST(HttpTenant, TheOracleStaysClosedWithTheDiskTierAndTheRowsPolicy) {
+  for (const ResumePolicy policy : {ResumePolicy::kExact, ResumePolicy::kRows}) {
+    SCOPED_TRACE(std::string(resume_policy_name(policy)));
+    TempDir closed_dir, open_dir;
+    const Probe closed = pin_oracle(true, policy, closed_dir.path);
+    ASSERT_GT(closed.a_prompt_tokens, 600);
+    EXPECT_EQ(closed.peek_cached, 0);
+    EXPECT_EQ(closed.usage_cached, 0);
+    const Probe open = pin_oracle(false, policy, open_dir.path);
+    EXPECT_GT(open.peek_cached, 256);
+    EXPECT_GT(open.usage_cached, 256);
+  }
 }
 
 // A tenant's own turns resume, also after another tenant's request took the rows; the other

@@ -228,7 +228,8 @@ void print_help(const FlagSet& flags) {
                 int(r.pattern.size()), r.pattern.data(), int(r.help.size()), r.help.data());
   }
   std::printf(
-      "With --api-key every route but /health needs Authorization: Bearer <key>.\n\n"
+      "With --api-key or --api-key-file every route but /health needs Authorization: Bearer\n"
+      "<key>, and the caches are kept per tenant (--cache-scope tenant) unless told otherwise.\n\n"
       "Every flag can also be set by the environment: ANCHORAGE_ + its name in upper case\n"
       "with '_' for '-' (ANCHORAGE_PORT=9000); the command line wins.\n\nflags:\n");
   flags.print_help(stdout);

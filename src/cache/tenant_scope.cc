@@ -25,8 +25,11 @@ void TenantLedger::record(std::string_view tenant, std::span<const int32_t> toke
     if (len < 1 || len > int64_t(tokens.size())) continue;
     h.feed(tokens.subspan(size_t(h.fed()), size_t(len - h.fed())));
     const CacheKey k = h.key();
-    if (!keys_.insert(k).second) continue;
-    order_.push_back(k);
+    if (auto it = keys_.find(k); it != keys_.end()) {
+      order_.splice(order_.end(), order_, it->second);
+      continue;
+    }
+    keys_.emplace(k, order_.insert(order_.end(), k));
     if (order_.size() > max_keys_) {
       keys_.erase(order_.front());
       order_.pop_front();

@@ -20,11 +20,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
+#include <list>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "cache/cache_key.h"
 
@@ -32,7 +32,8 @@ namespace anchorage::cache {
 
 class TenantLedger {
  public:
-  // Keys beyond max_keys forget the oldest (a forgotten state is only not offered).
+  // Keys beyond max_keys forget the least recently recorded (a forgotten state is only not
+  // offered); recording a key again makes it the most recent.
   explicit TenantLedger(size_t max_keys = size_t(1) << 18);
 
   // The tenant's request made states of tokens.first(len) for each len in lengths (any
@@ -46,8 +47,8 @@ class TenantLedger {
 
  private:
   size_t max_keys_;
-  std::unordered_set<CacheKey, CacheKeyHash> keys_;
-  std::deque<CacheKey> order_;  // oldest first
+  std::list<CacheKey> order_;  // least recently recorded first
+  std::unordered_map<CacheKey, std::list<CacheKey>::iterator, CacheKeyHash> keys_;
 };
 
 // Who asks for an offer. Planner::plan and everything that serves another request's tokens

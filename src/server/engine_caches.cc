@@ -332,6 +332,8 @@ core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
       return plan.error();
     }
     start.offer = restore(start.served.tokens, session, job.max_tokens, plan->chosen);
+    // The state resumed from stays the tenant's most recent (the ledger forgets the oldest).
+    if (start.offer.useful()) record_made(start.tenant, start.served.tokens, {start.resume_at()});
     if (options_.store) {
       const int64_t line = store_.prefix_line(int64_t(start.served.tokens.size()), engine_);
       if (line > start.resume_at()) start.prefix_line = line;

@@ -233,9 +233,18 @@ TEST(TenantLedger, KeysAreSaltedByTenantAndBounded) {
   ledger.record("y", t, more);
   EXPECT_EQ(ledger.size(), 3u);  // the oldest key (x at 10) is forgotten
   EXPECT_FALSE(ledger.made("x", std::span<const int32_t>(t).first(10)));
+  // Recording a key again makes it the most recent: x at 20 outlives y at 30.
+  const int64_t again[] = {20};
+  ledger.record("x", t, again);
+  const int64_t last[] = {45};
+  ledger.record("y", t, last);
+  EXPECT_TRUE(ledger.made("x", std::span<const int32_t>(t).first(20)));
+  EXPECT_FALSE(ledger.made("y", std::span<const int32_t>(t).first(30)));
+  EXPECT_TRUE(ledger.made("y", std::span<const int32_t>(t).first(45)));
   EXPECT_TRUE(ledger.made("y", std::span<const int32_t>(t).first(40)));
   const OfferScope y = OfferScope::tenant(ledger, "y");
   EXPECT_TRUE(y.allows(t, 40));
+  EXPECT_TRUE(y.allows(t, 45));
   EXPECT_FALSE(y.allows(t, 41));
   EXPECT_FALSE(y.allows(t, 0));
   EXPECT_TRUE(OfferScope::global().allows(t, 41));

@@ -212,7 +212,7 @@ json bench_context(const BenchArgs& a, engine::Engine& e, int64_t ctx) {
   std::vector<int32_t> p2b = p2;
   p2b[size_t(ctx)] = (p2b[size_t(ctx)] + 1) % int32_t(vocab);
 
-  const cache::Plan plan = planner.plan(p2, "bench");
+  const cache::Plan plan = planner.plan(p2, "bench", cache::OfferScope::global());
   // The store first: it leaves the resident prefix as turn 1 left it.
   const Served from_store = via_store(e, store, p2);
   const Served end = via_resident(e, rp, p2);

@@ -15,12 +15,17 @@ void Planner::add_source(const OfferSource* source) {
   sources_.push_back(source);
 }
 
-Plan Planner::plan(std::span<const int32_t> prompt, std::string_view session) const {
+Plan Planner::plan(std::span<const int32_t> prompt, std::string_view session,
+                   const OfferScope& scope) const {
   Plan p;
   p.prompt_tokens = int64_t(prompt.size());
   p.offers.reserve(sources_.size());
   for (size_t i = 0; i < sources_.size(); ++i) {
-    const ResumeOffer o = sources_[i]->offer(prompt, session);
+    ResumeOffer o = sources_[i]->offer(prompt, session);
+    // Below a state the asking tenant did not make, the same tier may hold one it did: each
+    // ask resumes strictly earlier (an offer leaves a token of its prompt), so this ends.
+    while (o.useful() && o.resume_at < p.prompt_tokens && !scope.allows(prompt, o.resume_at))
+      o = sources_[i]->offer(prompt.first(size_t(o.resume_at)), session);
     p.offers.push_back(o);
     // The engine needs the last token's logits, so an offer must leave a token to prefill.
     if (!o.useful() || o.resume_at >= p.prompt_tokens) continue;

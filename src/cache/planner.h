@@ -28,6 +28,7 @@
 
 #include "cache/offer_source.h"
 #include "cache/resume_offer.h"
+#include "cache/tenant_scope.h"
 
 namespace anchorage::cache {
 
@@ -53,7 +54,11 @@ class Planner {
 
   // Adds a source after those registered (it loses ties to them). It must outlive the planner.
   void add_source(const OfferSource* source);
-  Plan plan(std::span<const int32_t> prompt, std::string_view session) const;
+  // Only offers `scope` allows are chosen: a source whose best offer is a state another
+  // tenant made is asked again for the prompt cut at that position, until it offers one the
+  // scope allows or nothing (tenant_scope.h).
+  Plan plan(std::span<const int32_t> prompt, std::string_view session,
+            const OfferScope& scope) const;
 
   // A prefill forwarded `tokens` in `ns` nanoseconds (ignored below min_prefill_tokens).
   void note_prefill(int64_t tokens, int64_t ns);

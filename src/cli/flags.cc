@@ -101,6 +101,18 @@ void FlagSet::add_string(std::string name, std::string* dst, std::string help) {
                     {}});
 }
 
+void FlagSet::add_string_list(std::string name, std::vector<std::string>* dst, std::string help) {
+  flags_.push_back({std::move(name),
+                    "(none)",
+                    std::move(help),
+                    false,
+                    [dst](std::string_view s) {
+                      dst->emplace_back(s);
+                      return true;
+                    },
+                    {}});
+}
+
 void FlagSet::add_bool(std::string name, bool* dst, std::string help) {
   flags_.push_back({std::move(name),
                     *dst ? "on" : "off",

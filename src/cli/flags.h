@@ -24,6 +24,8 @@ class FlagSet {
   void add_uint(std::string name, uint64_t* dst, std::string help);
   void add_double(std::string name, double* dst, std::string help);
   void add_string(std::string name, std::string* dst, std::string help);
+  // A repeatable flag: every occurrence appends its value (--api-key A --api-key B).
+  void add_string_list(std::string name, std::vector<std::string>* dst, std::string help);
   // A switch: `--name` means on; `--name=off` / `--name off` (on|off|true|false|yes|no|1|0)
   // set it either way, so a switch that defaults on can be turned off.
   void add_bool(std::string name, bool* dst, std::string help);

@@ -19,6 +19,7 @@
 #include "core/dtype.h"
 #include "core/log.h"
 #include "core/machine_memory.h"
+#include "server/api_keys.h"
 #include "server/disk_tier_setup.h"
 #include "server/http_server.h"
 #include "server/routes.h"
@@ -56,7 +57,9 @@ struct ServeArgs {
   std::string model_name;
   int64_t reasoning_budget = -1;
   std::string admin_token;
-  std::string api_key;
+  std::vector<std::string> api_keys;
+  std::string api_key_file;
+  std::string cache_scope;  // "": tenant with keys, global without
   int64_t n_predict = -1;
   int64_t parallel = 1;
   // The caches (docs/cache.md): defaults are the option structs' own, sizes shown in GiB; the
@@ -109,8 +112,13 @@ FlagSet make_flags(ServeArgs* a) {
   f.add_int("n-predict", &a->n_predict,
             "most tokens one request may generate; a larger max_tokens is clamped (-1: no cap)");
   f.add_int("parallel", &a->parallel, "requests decoded at once (only 1 for now)");
-  f.add_string("api-key", &a->api_key,
-               "bearer key every route but /health needs (401 without; empty: none)");
+  f.add_string_list("api-key", &a->api_keys,
+                    "a bearer key every route but /health accepts (repeatable; 401 without)");
+  f.add_string("api-key-file", &a->api_key_file,
+               "file of keys, one `key [tenant]` a line ('#' comments; empty: none)");
+  f.add_string("cache-scope", &a->cache_scope,
+               "tenant: no cache state is offered across tenants; global: shared (empty: tenant "
+               "with keys, global without)");
   // llama-server's spellings, so its command lines work here unchanged.
   f.add_alias("model", "-m");
   f.add_alias("ctx", "-c");
@@ -225,7 +233,8 @@ void print_help(const FlagSet& flags) {
                 int(r.pattern.size()), r.pattern.data(), int(r.help.size()), r.help.data());
   }
   std::printf(
-      "With --api-key every route but /health needs Authorization: Bearer <key>.\n\n"
+      "With --api-key or --api-key-file every route but /health needs Authorization: Bearer\n"
+      "<key>, and the caches are kept per tenant (--cache-scope tenant) unless told otherwise.\n\n"
       "Every flag can also be set by the environment: ANCHORAGE_ + its name in upper case\n"
       "with '_' for '-' (ANCHORAGE_PORT=9000); the command line wins.\n\nflags:\n");
   flags.print_help(stdout);
@@ -342,6 +351,8 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
   if (a.reasoning_budget < -1) return "--reasoning-budget must be >= -1";
   if (a.n_predict < -1) return "--n-predict must be >= -1";
   // One engine decodes one request at a time; more slots are not built yet.
+  if (!a.cache_scope.empty() && a.cache_scope != "tenant" && a.cache_scope != "global")
+    return "--cache-scope must be tenant or global";
   if (a.parallel != 1)
     return "--parallel: only 1 is supported (parallel decoding is not built yet)";
   fill_model_spec(a.model, spec);
@@ -355,7 +366,10 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
   o->max_body_bytes = size_t(a.max_body_bytes);
   o->default_max_tokens = a.max_tokens;
   o->max_tokens_cap = a.n_predict;
-  o->api_key = a.api_key;
+  for (const std::string& k : a.api_keys) {
+    if (k.empty()) return "--api-key must not be empty";
+    o->api_keys.push_back(server::ApiKey{k, {}});
+  }
   o->model_path = a.model.model;
   if (!a.model.chat_template.empty()) o->chat_template = a.model.chat_template;
   o->http_threads = int(a.http_threads);
@@ -419,6 +433,24 @@ int serve_command(const std::vector<std::string_view>& args) {
   server::ModelSpec spec;
   server::ServerOptions options;
   if (std::string e = check_args(a, &spec, &options); !e.empty()) return usage_error(e);
+  if (!a.api_key_file.empty()) {
+    auto keys = server::read_api_key_file(a.api_key_file);
+    if (!keys) {
+      std::fprintf(stderr, "anchorage serve: --api-key-file: %s\n", keys.error().message().c_str());
+      return 1;
+    }
+    options.api_keys.insert(options.api_keys.end(), keys->begin(), keys->end());
+  }
+  options.cache.tenant_scope =
+      a.cache_scope.empty() ? !options.api_keys.empty() : a.cache_scope == "tenant";
+  if (!options.api_keys.empty() || !options.admin_token.empty())
+    core::log(core::LogLevel::kInfo, "start: %zu API key(s)%s; cache scope %s",
+              options.api_keys.size(), options.admin_token.empty() ? "" : " and an admin token",
+              options.cache.tenant_scope ? "tenant" : "global");
+  if (options.api_keys.size() > 1 && options.cache.enabled && !options.cache.tenant_scope)
+    core::log(core::LogLevel::kWarn,
+              "--cache-scope global with several keys: every key holder can learn how much of a "
+              "guessed prompt another one sent (docs/http-api.md \"Keys and tenants\")");
 
   core::log(core::LogLevel::kInfo, "start: anchorage serve %s",
             spec.gguf_path.empty() ? ("preset " + spec.preset + ", random weights").c_str()

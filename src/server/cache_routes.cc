@@ -3,6 +3,7 @@
 // publish after every change; clear and peek take the engine while it is idle
 // (EngineQueue::run_when_idle).
 
+#include "server/api_keys.h"
 #include "server/completion_request.h"
 #include "server/engine_caches.h"
 #include "server/openai_json.h"
@@ -23,26 +24,49 @@ constexpr int kPeekWaitMs = 3000;
 // A clear waits for the running request to end, however long it takes up to this.
 constexpr int kClearWaitMs = 600000;
 
-bool authorised(const Service& svc, const HttpRequest& req) {
-  if (svc.options.admin_token.empty()) return true;
-  return req.header_value("Authorization") == "Bearer " + svc.options.admin_token;
+// A clear empties every tenant's caches: with an admin token only its holder may; without
+// one, only a server no other machine can reach (loopback), whatever key the client sent.
+std::optional<ApiError> clear_refusal(const Service& svc, const HttpRequest& req) {
+  const std::string& admin = svc.options.admin_token;
+  if (admin.empty()) {
+    if (is_loopback_host(svc.options.host)) return std::nullopt;
+    ApiError e = field_error("Authorization",
+                             "this server listens beyond loopback: a cache clear needs "
+                             "--admin-token",
+                             "admin_token_required");
+    e.http_status = 403;
+    e.type = "permission_error";
+    return e;
+  }
+  if (constant_time_equals(bearer_token(req), admin)) return std::nullopt;
+  ApiError e =
+      field_error("Authorization", "this route needs the admin bearer token", "invalid_api_key");
+  e.http_status = 401;
+  e.type = "authentication_error";
+  return e;
 }
 
 }  // namespace
 
-void handle_cache_stats(Service& svc, const HttpRequest&, HttpResponse& res) {
+bool sees_all_tenants(const Service& svc, const HttpRequest& req) {
+  return !svc.options.cache.tenant_scope || req.tenant == kAdminTenant;
+}
+
+void handle_cache_stats(Service& svc, const HttpRequest& req, HttpResponse& res) {
+  if (!sees_all_tenants(svc, req)) {
+    ApiError e = field_error("Authorization",
+                             "under --cache-scope tenant the caches' figures need the admin token",
+                             "admin_token_required");
+    e.http_status = 403;
+    e.type = "permission_error";
+    return answer_error(svc, res, e);
+  }
   Json body = svc.caches != nullptr ? to_json(svc.caches->stats()) : Json{{"enabled", false}};
   res.set_content(dump_json(body), "application/json");
 }
 
 void handle_cache_clear(Service& svc, const HttpRequest& req, HttpResponse& res) {
-  if (!authorised(svc, req)) {
-    ApiError e =
-        field_error("Authorization", "this route needs the admin bearer token", "invalid_api_key");
-    e.http_status = 401;
-    e.type = "authentication_error";
-    return answer_error(svc, res, e);
-  }
+  if (auto e = clear_refusal(svc, req)) return answer_error(svc, res, *e);
   const std::string tier = req.query_param("tier").value_or("all");
   if (tier != "all" && tier != "ram" && tier != "disk") {
     return answer_error(svc, res, field_error("tier", "must be \"all\", \"ram\" or \"disk\""));
@@ -86,9 +110,9 @@ void handle_cache_peek(Service& svc, const HttpRequest& req, HttpResponse& res) 
   peek.split.client_tokens = peek.split.prompt_tokens;
   peek.split.reread = peek.split.prompt_tokens;
   if (svc.caches != nullptr) {
-    const std::string session = session_tag(request.session.hash(), !request.session.empty());
+    request.session.tenant = req.tenant;
     core::Status s = svc.queue.run_when_idle(
-        [&] { peek = svc.caches->peek(prompt, prompt_text, session); }, kPeekWaitMs,
+        [&] { peek = svc.caches->peek(prompt, prompt_text, request.session); }, kPeekWaitMs,
         /*refuse_if_waiting=*/true);
     if (!s.is_ok()) {
       return answer_error(

@@ -12,6 +12,7 @@ void handle_chat_completions(Service& svc, const HttpRequest& req, HttpResponse&
   if (auto e = parse_chat_body(req.body, session_header(req), &request)) {
     return answer_error(svc, res, *e);
   }
+  request.session.tenant = req.tenant;  // the caches' partition (--cache-scope tenant)
   serve_generation(svc, std::move(request), res);
 }
 

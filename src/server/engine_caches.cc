@@ -153,13 +153,16 @@ void EngineCaches::drain() {
 // when the client's text starts with the rows' text; or up to the last row where it still did
 // (docs/end-alignment.md "Partial alignment").
 std::optional<std::vector<int32_t>> EngineCaches::align_by_text(
-    const std::vector<int32_t>& prompt, const std::string& prompt_text) const {
+    const std::vector<int32_t>& prompt, const std::string& prompt_text,
+    const cache::OfferScope& scope) const {
   const cache::EndAnchor& end = resident_.end_anchor();
   if (!options_.end_align || !end.held() || prompt_text.empty() || resident_.guest_active())
     return std::nullopt;
   const std::span<const int32_t> rows = resident_.tokens();
   const int64_t e = end.position();
   if (e <= 0 || e > int64_t(rows.size())) return std::nullopt;
+  // The rows' tokens are served only to the tenant whose request made them.
+  if (!scope.allows(rows, e)) return std::nullopt;
   text::EndRecord rec;
   rec.tokens = rows.subspan(0, size_t(e));
   for (const cache::HiddenSpan& h : end.hidden()) rec.hidden.push_back({h.begin, h.end});
@@ -180,16 +183,29 @@ std::optional<std::vector<int32_t>> EngineCaches::align_by_text(
   return served;
 }
 
-ServedPrompt EngineCaches::serve(const std::vector<int32_t>& prompt,
-                                 const std::string& prompt_text) const {
+cache::OfferScope EngineCaches::scope_of(const SessionKey& session) const {
+  return options_.tenant_scope ? cache::OfferScope::tenant(ledger_, session.tenant)
+                               : cache::OfferScope::global();
+}
+
+void EngineCaches::record_made(const std::string& tenant, std::span<const int32_t> tokens,
+                               std::initializer_list<int64_t> lengths) {
+  if (options_.tenant_scope) ledger_.record(tenant, tokens, lengths);
+}
+
+ServedPrompt EngineCaches::serve(const std::vector<int32_t>& prompt, const std::string& prompt_text,
+                                 const cache::OfferScope& scope) const {
   switch (options_.resume_policy) {
     case ResumePolicy::kExact:
       return ServedPrompt::client(prompt);
     case ResumePolicy::kRows:
       break;
   }
-  if (auto aligned = align_by_text(prompt, prompt_text))
+  if (auto aligned = align_by_text(prompt, prompt_text, scope))
     return ServedPrompt::made(std::move(*aligned), prompt, Alignment::kText);
+  // The replay may serve the parked session's tokens as well as the end anchor's: under a
+  // tenant scope it is not tried (the text alignment above is, for the tenant's own rows).
+  if (scope.partitioned()) return ServedPrompt::client(prompt);
   if (auto replayed = resident_.replay(prompt);
       replayed && int64_t(replayed->size()) <= engine_.capacity())
     return ServedPrompt::made(std::move(*replayed), prompt, Alignment::kReplay);
@@ -198,15 +214,16 @@ ServedPrompt EngineCaches::serve(const std::vector<int32_t>& prompt,
 
 // A compaction of the conversation in place (docs/compaction.md): its tokens up to the end
 // anchor, then the client's instructions as one turn — when the conversation is this
-// session's and the guard finds the client's first and last user lines in it.
-std::optional<std::vector<int32_t>> EngineCaches::continuation(const CompactionTurn& turn,
-                                                               const std::string& session) const {
+// session's (the session key is the tenant's too) and the guard finds the client's first and
+// last user lines in it.
+std::optional<std::vector<int32_t>> EngineCaches::continuation(
+    const CompactionTurn& turn, const std::string& session, const cache::OfferScope& scope) const {
   const cache::EndAnchor& end = resident_.end_anchor();
   if (session.empty() || session != resident_.session() || !end.held() || resident_.guest_active())
     return std::nullopt;
   const std::span<const int32_t> rows = resident_.tokens();
   const int64_t e = end.position();
-  if (e <= 0 || e > int64_t(rows.size())) return std::nullopt;
+  if (e <= 0 || e > int64_t(rows.size()) || !scope.allows(rows, e)) return std::nullopt;
   const std::span<const int32_t> record = rows.first(size_t(e));
   if (!record_matches(turn, tokenizer_.decode_bytes(record))) return std::nullopt;
   std::vector<int32_t> served(record.begin(), record.end());
@@ -217,14 +234,15 @@ std::optional<std::vector<int32_t>> EngineCaches::continuation(const CompactionT
 
 // The serve step with its counters: a compaction's continuation when it applies, else the
 // resume policy's prompt.
-ServedPrompt EngineCaches::serve(const GenerationJob& job, const std::string& session) {
+ServedPrompt EngineCaches::serve(const GenerationJob& job, const std::string& session,
+                                 const cache::OfferScope& scope) {
   std::optional<ServedPrompt> served;
   if (job.compaction) {
-    if (auto continued = continuation(*job.compaction, session))
+    if (auto continued = continuation(*job.compaction, session, scope))
       served = ServedPrompt::made(std::move(*continued), job.prompt, Alignment::kContinuation);
     ++(served ? served_stats_.continuations : served_stats_.continuations_declined);
   }
-  if (!served) served = serve(job.prompt, job.prompt_text);
+  if (!served) served = serve(job.prompt, job.prompt_text, scope);
   if (served->aligned == Alignment::kText) ++served_stats_.aligned_text;
   if (served->aligned == Alignment::kReplay) ++served_stats_.aligned_replay;
   if (const int64_t d = served->differing(); d > 0) {
@@ -234,8 +252,11 @@ ServedPrompt EngineCaches::serve(const GenerationJob& job, const std::string& se
   return std::move(*served);
 }
 
-bool EngineCaches::answer_from_responses(const GenerationJob& job, CacheStart* start) {
+bool EngineCaches::answer_from_responses(const GenerationJob& job, const cache::OfferScope& scope,
+                                         CacheStart* start) {
   if (!options_.response_cache || job.response_key.empty()) return false;
+  const std::span<const int32_t> served = start->served.tokens;
+  if (!scope.allows(served, int64_t(served.size()))) return false;
   auto hit = responses_.find(start->served.tokens, job.response_key);
   if (!hit) return false;
   start->response = std::move(hit);
@@ -246,8 +267,9 @@ bool EngineCaches::answer_from_responses(const GenerationJob& job, CacheStart* s
 }
 
 core::Result<cache::Plan> EngineCaches::plan_with_room(std::span<const int32_t> served,
-                                                       const std::string& session) {
-  const cache::Plan first = planner_.plan(served, session);
+                                                       const std::string& session,
+                                                       const cache::OfferScope& scope) {
+  const cache::Plan first = planner_.plan(served, session, scope);
   const int64_t n_read = int64_t(served.size()) - first.chosen.resume_at;
   core::Status room =
       budget_.make_room_for_prefill(cache::Budget::prefill_workspace_bytes(engine_.cost(), n_read));
@@ -255,7 +277,7 @@ core::Result<cache::Plan> EngineCaches::plan_with_room(std::span<const int32_t> 
     ++served_stats_.memory_refusals;
     return room;
   }
-  return planner_.plan(served, session);  // shedding may have taken the pick
+  return planner_.plan(served, session, scope);  // shedding may have taken the pick
 }
 
 // The resident prefix prepares for every request (guest stash, pin, park) and restores its own
@@ -344,16 +366,20 @@ void EngineCaches::start_from(CacheStart* start) const {
 
 core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
   CacheStart start;
+  start.tenant = job.session.tenant;
+  const cache::OfferScope scope = scope_of(job.session);
   const std::string session = session_tag(job.session.hash(), !job.session.empty());
-  start.served = serve(job, session);
-  if (!answer_from_responses(job, &start)) {
+  start.served = serve(job, session, scope);
+  if (!answer_from_responses(job, scope, &start)) {
     settle_snapshot(start.served.tokens, session);
-    auto plan = plan_with_room(start.served.tokens, session);
+    auto plan = plan_with_room(start.served.tokens, session, scope);
     if (!plan) {
       publish_stats();
       return plan.error();
     }
     start.offer = restore(start.served.tokens, session, job.max_tokens, plan->chosen);
+    // The state resumed from stays the tenant's most recent (the ledger forgets the oldest).
+    if (start.offer.useful()) record_made(start.tenant, start.served.tokens, {start.resume_at()});
     if (options_.store) {
       const int64_t line = store_.prefix_line(int64_t(start.served.tokens.size()), engine_);
       if (line > start.resume_at()) start.prefix_line = line;
@@ -390,6 +416,9 @@ engine::PrefillOptions EngineCaches::prefill_hooks(const CacheStart& start) {
   o.extra_lines = resident_.branch_lines();
   o.extra_lines.insert(o.extra_lines.end(), start.disk_lines.begin(), start.disk_lines.end());
   o.on_anchor = [this, &start](int64_t position, bool is_end) {
+    // Every state this line makes (an anchor, a disk anchor, the store's prefix line) covers
+    // the served tokens up to it.
+    record_made(start.tenant, start.served.tokens, {position});
     resident_.on_anchor(engine_, position, is_end);
     // Every prefill hands the tier its job at the end, anchors or not: the admission counts
     // it just changed are saved by the writer.
@@ -417,6 +446,8 @@ void EngineCaches::end(const GenerationJob& job, const CacheStart& start,
   std::vector<int32_t> forwarded = start.served.tokens;
   forwarded.insert(forwarded.end(), result.tokens.begin(),
                    result.tokens.begin() + result.decode_steps);
+  // The end anchor, the session snapshot and a spill of them cover every forwarded token.
+  record_made(start.tenant, forwarded, {int64_t(forwarded.size())});
   if (int64_t(forwarded.size()) == engine_.length()) {
     std::string session = session_tag(job.session.hash(), !job.session.empty());
     if (resident_.guest_active()) {
@@ -494,16 +525,19 @@ void EngineCaches::keep_end(const CacheStart& start, const std::vector<int32_t>&
 void EngineCaches::put_response(const GenerationJob& job, const CacheStart& start,
                                 cache::CachedResponse response) {
   if (!options_.response_cache || job.response_key.empty()) return;
+  record_made(start.tenant, start.served.tokens, {int64_t(start.served.tokens.size())});
   // A declined put is counted in the response cache's stats.
   (void)responses_.put(start.served.tokens, job.response_key, std::move(response));
   publish_stats();
 }
 
 CachePeek EngineCaches::peek(const std::vector<int32_t>& prompt, const std::string& prompt_text,
-                             const std::string& session) {
+                             const SessionKey& session) {
   CacheStart start;
-  start.served = serve(prompt, prompt_text);
-  const cache::Plan plan = planner_.plan(start.served.tokens, session);
+  const cache::OfferScope scope = scope_of(session);
+  start.served = serve(prompt, prompt_text, scope);
+  const cache::Plan plan =
+      planner_.plan(start.served.tokens, session_tag(session.hash(), !session.empty()), scope);
   start.offer = plan.chosen;
   start_from(&start);
   CachePeek p;
@@ -532,6 +566,7 @@ void EngineCaches::clear(bool disk) {
   store_.clear();
   responses_.clear();
   regions_.clear();
+  ledger_.clear();
   publish_stats();
 }
 

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -37,12 +38,14 @@
 #include "cache/response_cache.h"
 #include "cache/session_spill.h"
 #include "cache/state_store.h"
+#include "cache/tenant_scope.h"
 #include "core/status.h"
 #include "engine/engine.h"
 #include "engine/generation.h"
 #include "server/cache_stats.h"
 #include "server/compaction.h"
 #include "server/served_prompt.h"
+#include "server/session.h"
 #include "text/end_alignment.h"
 
 namespace anchorage::text {
@@ -74,6 +77,9 @@ struct CacheOptions {
   // The session spill, in <disk_root>/sessions (docs/session-spill.md): --spill off turns it off.
   bool spill = true;
   cache::SessionSpillOptions spill_options;
+  // --cache-scope tenant: no tier offers one tenant's states to another (tenant_scope.h); off:
+  // every request may resume from any state (global).
+  bool tenant_scope = false;
 };
 
 // The tiers on the disk a server runs (either may be null).
@@ -90,6 +96,7 @@ struct CacheStart {
   int64_t prefix_line = 0;                        // the store's prefix snapshot line (0: none)
   std::vector<int64_t> disk_lines;                // where the disk tier copies sections
   std::optional<cache::CachedResponse> response;  // a response-cache hit: no engine work
+  std::string tenant;                             // whose states the prefill makes
 
   int64_t resume_at() const { return offer.resume_at; }
 };
@@ -140,7 +147,7 @@ class EngineCaches {
 
   // Where a prompt would resume, changing nothing (the peek route).
   CachePeek peek(const std::vector<int32_t>& prompt, const std::string& prompt_text,
-                 const std::string& session);
+                 const SessionKey& session);
   // After a failed generation: the engine's state is not trusted, nothing of it is kept.
   void abandon();
   // Empties every tier in RAM (the engine's rows stay, unowned); with `disk`, the disk tier's
@@ -153,15 +160,26 @@ class EngineCaches {
 
  private:
   // The request path's steps (the class comment).
-  ServedPrompt serve(const GenerationJob& job, const std::string& session);
-  ServedPrompt serve(const std::vector<int32_t>& prompt, const std::string& prompt_text) const;
+  // Every step that may hand a request another request's state takes the request's scope.
+  cache::OfferScope scope_of(const SessionKey& session) const;
+  ServedPrompt serve(const GenerationJob& job, const std::string& session,
+                     const cache::OfferScope& scope);
+  ServedPrompt serve(const std::vector<int32_t>& prompt, const std::string& prompt_text,
+                     const cache::OfferScope& scope) const;
   std::optional<std::vector<int32_t>> continuation(const CompactionTurn& turn,
-                                                   const std::string& session) const;
+                                                   const std::string& session,
+                                                   const cache::OfferScope& scope) const;
   std::optional<std::vector<int32_t>> align_by_text(const std::vector<int32_t>& prompt,
-                                                    const std::string& prompt_text) const;
-  bool answer_from_responses(const GenerationJob& job, CacheStart* start);
+                                                    const std::string& prompt_text,
+                                                    const cache::OfferScope& scope) const;
+  bool answer_from_responses(const GenerationJob& job, const cache::OfferScope& scope,
+                             CacheStart* start);
   core::Result<cache::Plan> plan_with_room(std::span<const int32_t> served,
-                                           const std::string& session);
+                                           const std::string& session,
+                                           const cache::OfferScope& scope);
+  // --cache-scope tenant: the tenant's request made states of tokens.first(len).
+  void record_made(const std::string& tenant, std::span<const int32_t> tokens,
+                   std::initializer_list<int64_t> lengths);
   cache::ResumeOffer restore(std::span<const int32_t> served, const std::string& session,
                              int64_t max_tokens, cache::ResumeOffer chosen);
   void start_from(CacheStart* start) const;
@@ -187,6 +205,7 @@ class EngineCaches {
   cache::Planner planner_;
   std::unique_ptr<cache::DiskTier> disk_;
   std::unique_ptr<cache::SessionSpill> spill_;
+  cache::TenantLedger ledger_;  // --cache-scope tenant: who made which state
   // The generated regions of the rows in place (end alignment's "reasoning the client drops").
   std::vector<text::GeneratedRegion> regions_;
   std::vector<int32_t> rows_before_;  // the resident tokens when the request began

@@ -30,6 +30,9 @@ struct HttpRequest {
   std::string body;
   // The value a pattern's {id} matched (GET /v1/models/{id}); "" for other routes.
   std::string path_param;
+  // The tenant the request's bearer key authenticates as (api_keys.h), set before any handler
+  // runs; "" when the server has no keys.
+  std::string tenant;
 
   // Header names compare without case (RFC 9110 §5.1); the first header of that name.
   std::optional<std::string_view> header(std::string_view name) const;

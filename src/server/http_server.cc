@@ -8,6 +8,7 @@
 #include <ctime>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "core/log.h"
 #include "engine/engine.h"
 #include "server/api_error.h"
+#include "server/api_keys.h"
 #include "server/disk_tier_setup.h"
 #include "server/engine_queue.h"
 #include "server/http_transport.h"
@@ -106,9 +108,10 @@ void HttpServer::Impl::handle(HttpRequest& q, HttpResponse& r) {
   // --api-key: checked before anything else reads the request, on every route but /health
   // (load balancers probe it without keys). The admin token passes too: one Authorization
   // header cannot carry both, and the cache routes it guards sit behind this check.
-  const ServerOptions& o = options;
-  if (!o.api_key.empty() && q.path != "/health" && !bearer_matches(q, o.api_key) &&
-      (o.admin_token.empty() || !bearer_matches(q, o.admin_token))) {
+  std::optional<std::string> tenant;
+  if (!options.api_keys.empty() || !options.admin_token.empty())
+    tenant = authenticate(bearer_token(q), options.api_keys, options.admin_token);
+  if (!options.api_keys.empty() && q.path != "/health" && !tenant) {
     ApiError e = field_error("Authorization",
                              "this server needs an API key: send Authorization: Bearer <key>",
                              "invalid_api_key");
@@ -116,6 +119,7 @@ void HttpServer::Impl::handle(HttpRequest& q, HttpResponse& r) {
     e.type = "authentication_error";
     answer_error(service, r, e);
   } else if (const Route* route = find_route(q.method, q.path, &q.path_param)) {
+    if (tenant) q.tenant = std::move(*tenant);
     try {
       route->handler(service, q, r);
     } catch (const std::exception&) {  // a bug (our code throws nothing): the server goes on

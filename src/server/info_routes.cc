@@ -27,7 +27,7 @@ void handle_model(Service& svc, const HttpRequest& req, HttpResponse& res) {
 }
 
 // 200 while serving; 503 once a shutdown began (load balancers stop sending).
-void handle_health(Service& svc, const HttpRequest&, HttpResponse& res) {
+void handle_health(Service& svc, const HttpRequest& req, HttpResponse& res) {
   const bool stopping = svc.shutting_down.load();
   Json body = Json::object();
   body["status"] = stopping ? "shutting_down" : "ok";
@@ -35,8 +35,11 @@ void handle_health(Service& svc, const HttpRequest&, HttpResponse& res) {
   body["queue_depth"] = svc.queue.depth();
   body["queue_capacity"] = svc.queue.capacity();
   body["engine_busy"] = svc.queue.running();
-  // The caches in a few figures (GET /v1/cache/stats has them all).
-  if (svc.caches != nullptr) {
+  // The caches in a few figures (GET /v1/cache/stats has them all); /health needs no key, so
+  // under --cache-scope tenant it says only that they are on.
+  if (svc.caches != nullptr && !sees_all_tenants(svc, req)) {
+    body["cache"] = Json{{"enabled", true}};
+  } else if (svc.caches != nullptr) {
     const CacheStats s = svc.caches->stats();
     body["cache"] = Json{{"enabled", true},
                          {"resident_tokens", s.resident.resident_tokens},
@@ -81,10 +84,11 @@ void handle_health(Service& svc, const HttpRequest&, HttpResponse& res) {
   res.set_content(dump_json(body), "application/json");
 }
 
-void handle_metrics(Service& svc, const HttpRequest&, HttpResponse& res) {
+void handle_metrics(Service& svc, const HttpRequest& req, HttpResponse& res) {
   const QueueGauges gauges{svc.queue.depth(), svc.queue.capacity(), svc.queue.running()};
   std::string text = svc.metrics.render(gauges);
-  if (svc.caches != nullptr) append_prometheus(svc.caches->stats(), &text);
+  if (svc.caches != nullptr && sees_all_tenants(svc, req))
+    append_prometheus(svc.caches->stats(), &text);
   res.set_content(text, "text/plain; version=0.0.4");
 }
 

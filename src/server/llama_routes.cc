@@ -27,18 +27,6 @@ Json piece_json(std::string_view bytes) {
 
 }  // namespace
 
-bool bearer_matches(const HttpRequest& req, std::string_view key) {
-  const std::string got = req.header_value("Authorization");
-  const std::string want = "Bearer " + std::string(key);
-  // Every byte of the expected value is compared whatever the header holds, so the time a
-  // refusal takes says nothing about how much of a guessed key was right.
-  unsigned diff = got.size() == want.size() ? 0u : 1u;
-  for (size_t i = 0; i < want.size(); ++i)
-    diff |= unsigned(static_cast<unsigned char>(want[i]) ^
-                     static_cast<unsigned char>(i < got.size() ? got[i] : 0));
-  return diff == 0;
-}
-
 void handle_tokenize(Service& svc, const HttpRequest& req, HttpResponse& res) {
   Json body;
   if (auto e = parse_json_body(req.body, &body)) return answer_error(svc, res, *e);

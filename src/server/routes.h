@@ -53,9 +53,10 @@ void handle_tokenize(Service& svc, const HttpRequest& req, HttpResponse& res);
 void handle_detokenize(Service& svc, const HttpRequest& req, HttpResponse& res);
 void handle_props(Service& svc, const HttpRequest& req, HttpResponse& res);
 
-// True when the request carries `Authorization: Bearer <key>`; compared in time that does not
-// depend on where a wrong key first differs.
-bool bearer_matches(const HttpRequest& req, std::string_view key);
+// Whether the request may see the caches' server-wide figures (/v1/cache/stats, the cache part
+// of /health and /metrics): always under --cache-scope global; under tenant scope only with
+// the admin token, since they count and size every tenant's states.
+bool sees_all_tenants(const Service& svc, const HttpRequest& req);
 
 // The x-session-id header's value, if the request has one.
 std::optional<std::string_view> session_header(const HttpRequest& req);

@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "server/api_keys.h"
 #include "server/engine_caches.h"
 #include "server/request_journal.h"
 
@@ -55,10 +57,12 @@ struct ServerOptions {
   CacheOptions cache;
   // --journal: one JSON line per request (request_journal.h); path empty: none.
   JournalOptions journal;
-  // When set, POST /v1/cache/clear needs `Authorization: Bearer <admin_token>`.
+  // When set, POST /v1/cache/clear needs `Authorization: Bearer <admin_token>`; when not, a
+  // clear is refused unless the server listens on loopback only.
   std::string admin_token;
-  // --api-key: when set, every route but /health needs `Authorization: Bearer <api_key>`.
-  std::string api_key;
+  // --api-key, --api-key-file: when not empty, every route but /health needs
+  // `Authorization: Bearer <key>` with one of them (or the admin token).
+  std::vector<ApiKey> api_keys;
   // Shown by GET /props: the model file (empty: random weights) and the chat template family
   // the server renders.
   std::string model_path;

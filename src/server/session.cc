@@ -5,10 +5,18 @@ namespace anchorage::server {
 uint64_t SessionKey::hash() const {
   // FNV-1a 64: a stable label for logs, not a security boundary.
   uint64_t h = 0xcbf29ce484222325ull;
-  for (const unsigned char c : id) {
-    h ^= c;
-    h *= 0x100000001b3ull;
+  auto mix = [&h](std::string_view s) {
+    for (const unsigned char c : s) {
+      h ^= c;
+      h *= 0x100000001b3ull;
+    }
+  };
+  // Without a tenant the hash is the id's alone (the journal's hashes stay as they were).
+  if (!tenant.empty()) {
+    mix(tenant);
+    mix(std::string_view("\0", 1));
   }
+  mix(id);
   return h;
 }
 
@@ -50,13 +58,13 @@ std::optional<ApiError> resolve_session(const nlohmann::ordered_json& body,
     const auto& key = it->get_ref<const std::string&>();
     if (!key.empty()) {
       if (auto e = check_key(key, kSessionBodyField)) return e;
-      *out = SessionKey{SessionKey::Source::kBody, key};
+      *out = SessionKey{SessionKey::Source::kBody, key, {}};
       return std::nullopt;
     }
   }
   if (header && !header->empty()) {
     if (auto e = check_key(*header, kSessionHeader)) return e;
-    *out = SessionKey{SessionKey::Source::kHeader, std::string(*header)};
+    *out = SessionKey{SessionKey::Source::kHeader, std::string(*header), {}};
   }
   return std::nullopt;
 }

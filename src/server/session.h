@@ -32,9 +32,14 @@ struct SessionKey {
   enum class Source { kNone, kBody, kHeader };
   Source source = Source::kNone;
   std::string id;  // empty when source is kNone
+  // The tenant of the request's API key (api_keys.h; "" without keys), set by the route from
+  // HttpRequest::tenant. Two tenants' sessions of one id are two sessions, and under
+  // --cache-scope tenant the caches offer a request only its tenant's states.
+  std::string tenant;
 
   bool empty() const { return source == Source::kNone; }
-  // For logs and metrics: the key itself is client text and is never printed.
+  // For logs and the tiers: the tenant and the id, hashed; the key itself is client text and
+  // is never printed.
   uint64_t hash() const;
 };
 

@@ -65,23 +65,23 @@ TEST(Planner, AReadIsTakenOnlyWhenThePrefillItSavesCostsMore) {
   t.resident.set(500);
   disk.set(600);
   disk.restore_ms = 150.0;
-  Plan p = t.planner.plan(kPrompt, "s");
+  Plan p = t.planner.plan(kPrompt, "s", OfferScope::global());
   EXPECT_EQ(p.chosen.source, ResumeSource::kDisk);
   EXPECT_EQ(p.cached_tokens, 600);
   EXPECT_DOUBLE_EQ(p.reread_eta_ms, t.planner.eta_ms(400) + 150.0);  // the read included
   disk.restore_ms = 250.0;  // more than the 200 ms it saves
-  p = t.planner.plan(kPrompt, "s");
+  p = t.planner.plan(kPrompt, "s", OfferScope::global());
   EXPECT_EQ(p.chosen.source, ResumeSource::kAnchor);
   EXPECT_EQ(p.cached_tokens, 500);
   // Against a cold start it saves 600 tokens (1.2 s): taken.
   t.resident.set(0);
-  p = t.planner.plan(kPrompt, "s");
+  p = t.planner.plan(kPrompt, "s", OfferScope::global());
   EXPECT_EQ(p.chosen.source, ResumeSource::kDisk);
 }
 
 TEST(Planner, ColdWhenNoSourceHelps) {
   Tiers t;
-  const Plan p = t.planner.plan(kPrompt, "s1");
+  const Plan p = t.planner.plan(kPrompt, "s1", OfferScope::global());
   EXPECT_EQ(p.chosen_index, -1);
   EXPECT_EQ(tier_of(p.chosen.source), ResumeTier::kNone);
   EXPECT_EQ(p.chosen.source, ResumeSource::kCold);
@@ -98,7 +98,7 @@ TEST(Planner, TheLatestResumeWins) {
   t.resident.set(512);
   t.park.set(600);
   t.store.set(700);
-  Plan p = t.planner.plan(kPrompt, {});
+  Plan p = t.planner.plan(kPrompt, {}, OfferScope::global());
   EXPECT_EQ(p.chosen_index, 2);
   EXPECT_EQ(p.chosen.source, ResumeSource::kStore);
   EXPECT_EQ(p.cached_tokens, 700);
@@ -107,7 +107,7 @@ TEST(Planner, TheLatestResumeWins) {
   EXPECT_EQ(p.offers[0].resume_at, 512);  // every offer is kept for the peek route
   EXPECT_EQ(p.offers[1].resume_at, 600);
   t.resident.set(800);
-  p = t.planner.plan(kPrompt, {});
+  p = t.planner.plan(kPrompt, {}, OfferScope::global());
   EXPECT_EQ(p.chosen.source, ResumeSource::kAnchor);
   EXPECT_EQ(p.chosen.tag, 800);
 }
@@ -117,23 +117,23 @@ TEST(Planner, TiesGoToTheSourceRegisteredFirst) {
   t.resident.set(640);
   t.park.set(640);
   t.store.set(640);
-  EXPECT_EQ(t.planner.plan(kPrompt, {}).chosen.source, ResumeSource::kAnchor);
+  EXPECT_EQ(t.planner.plan(kPrompt, {}, OfferScope::global()).chosen.source, ResumeSource::kAnchor);
   // The park beats the store on a tie, the store wins only when strictly later.
   t.resident.set(0);
-  EXPECT_EQ(t.planner.plan(kPrompt, {}).chosen.source, ResumeSource::kPark);
+  EXPECT_EQ(t.planner.plan(kPrompt, {}, OfferScope::global()).chosen.source, ResumeSource::kPark);
   t.store.set(641);
-  EXPECT_EQ(t.planner.plan(kPrompt, {}).chosen.source, ResumeSource::kStore);
+  EXPECT_EQ(t.planner.plan(kPrompt, {}, OfferScope::global()).chosen.source, ResumeSource::kStore);
 }
 
 TEST(Planner, AnOfferMustLeaveATokenToPrefill) {
   Tiers t;
   t.resident.set(900);
   t.store.set(1000);  // the whole prompt: no logits to compute from
-  Plan p = t.planner.plan(kPrompt, {});
+  Plan p = t.planner.plan(kPrompt, {}, OfferScope::global());
   EXPECT_EQ(p.chosen.source, ResumeSource::kAnchor);
   EXPECT_EQ(p.cached_tokens, 900);
   t.store.set(999);
-  p = t.planner.plan(kPrompt, {});
+  p = t.planner.plan(kPrompt, {}, OfferScope::global());
   EXPECT_EQ(p.chosen.source, ResumeSource::kStore);
   EXPECT_EQ(p.reread_tokens, 1);
 }
@@ -163,9 +163,94 @@ TEST(Planner, EtaUsesThePriorThenTheMedianRate) {
 TEST(Planner, ThePlanCarriesTheEstimate) {
   Tiers t;
   t.park.set(600);
-  const Plan p = t.planner.plan(kPrompt, {});
+  const Plan p = t.planner.plan(kPrompt, {}, OfferScope::global());
   EXPECT_DOUBLE_EQ(p.reread_eta_ms, t.planner.eta_ms(400));
   EXPECT_DOUBLE_EQ(p.reread_eta_ms, 800.0);  // the default prior: 500 tok/s
+}
+
+}  // namespace
+}  // namespace anchorage::cache
+
+namespace anchorage::cache {
+namespace {
+
+// Offers the latest of its positions below the prompt's end, as the tiers do.
+class LadderSource final : public OfferSource {
+ public:
+  explicit LadderSource(std::vector<int64_t> at) : at_(std::move(at)) {}
+  ResumeOffer offer(std::span<const int32_t> prompt, std::string_view) const override {
+    ResumeOffer o;
+    for (const int64_t a : at_)
+      if (a < int64_t(prompt.size()) && a > o.resume_at) o = ResumeOffer{a, ResumeSource::kStore};
+    return o;
+  }
+
+ private:
+  std::vector<int64_t> at_;
+};
+
+std::vector<int32_t> counting(int n, int32_t from) {
+  std::vector<int32_t> v;
+  for (int i = 0; i < n; ++i) v.push_back(from + i);
+  return v;
+}
+
+// Under a tenant scope the planner takes only states the tenant made, and asks the tier again
+// below one it did not make, so a state of another tenant neither shows nor hides one's own.
+TEST(Planner, TenantScopeOffersOnlyTheTenantsOwnStates) {
+  const std::vector<int32_t> prompt = counting(1000, 5);
+  LadderSource tier({200, 300, 700});
+  Planner planner;
+  planner.add_source(&tier);
+  TenantLedger ledger;
+  const int64_t a_made[] = {300, 700};
+  const int64_t b_made[] = {200};
+  ledger.record("a", prompt, a_made);
+  ledger.record("b", prompt, b_made);
+  EXPECT_EQ(planner.plan(prompt, {}, OfferScope::global()).chosen.resume_at, 700);
+  EXPECT_EQ(planner.plan(prompt, {}, OfferScope::tenant(ledger, "a")).chosen.resume_at, 700);
+  EXPECT_EQ(planner.plan(prompt, {}, OfferScope::tenant(ledger, "b")).chosen.resume_at, 200);
+  const Plan c = planner.plan(prompt, {}, OfferScope::tenant(ledger, "c"));
+  EXPECT_EQ(c.chosen.resume_at, 0);
+  EXPECT_EQ(c.chosen_index, -1);
+  // Another prompt with the same length but other tokens: b's key was of b's tokens.
+  const std::vector<int32_t> other = counting(1000, 6);
+  EXPECT_EQ(planner.plan(other, {}, OfferScope::tenant(ledger, "b")).chosen.resume_at, 0);
+}
+
+TEST(TenantLedger, KeysAreSaltedByTenantAndBounded) {
+  const std::vector<int32_t> t = counting(50, 1);
+  TenantLedger ledger(/*max_keys=*/3);
+  const int64_t lens[] = {10, 20, 0, 51, 20};  // 0 and 51 are outside: ignored
+  ledger.record("x", t, lens);
+  EXPECT_EQ(ledger.size(), 2u);
+  EXPECT_TRUE(ledger.made("x", std::span<const int32_t>(t).first(10)));
+  EXPECT_TRUE(ledger.made("x", std::span<const int32_t>(t).first(20)));
+  EXPECT_FALSE(ledger.made("x", std::span<const int32_t>(t).first(11)));
+  EXPECT_FALSE(ledger.made("y", std::span<const int32_t>(t).first(10)));
+  EXPECT_FALSE(ledger.made("", std::span<const int32_t>(t).first(10)));
+  const int64_t more[] = {30, 40};
+  ledger.record("y", t, more);
+  EXPECT_EQ(ledger.size(), 3u);  // the oldest key (x at 10) is forgotten
+  EXPECT_FALSE(ledger.made("x", std::span<const int32_t>(t).first(10)));
+  // Recording a key again makes it the most recent: x at 20 outlives y at 30.
+  const int64_t again[] = {20};
+  ledger.record("x", t, again);
+  const int64_t last[] = {45};
+  ledger.record("y", t, last);
+  EXPECT_TRUE(ledger.made("x", std::span<const int32_t>(t).first(20)));
+  EXPECT_FALSE(ledger.made("y", std::span<const int32_t>(t).first(30)));
+  EXPECT_TRUE(ledger.made("y", std::span<const int32_t>(t).first(45)));
+  EXPECT_TRUE(ledger.made("y", std::span<const int32_t>(t).first(40)));
+  const OfferScope y = OfferScope::tenant(ledger, "y");
+  EXPECT_TRUE(y.allows(t, 40));
+  EXPECT_TRUE(y.allows(t, 45));
+  EXPECT_FALSE(y.allows(t, 41));
+  EXPECT_FALSE(y.allows(t, 0));
+  EXPECT_TRUE(OfferScope::global().allows(t, 41));
+  ledger.clear();
+  EXPECT_EQ(ledger.size(), 0u);
+  EXPECT_FALSE(y.allows(t, 40));
 }
 
 }  // namespace

@@ -410,7 +410,7 @@ TEST_F(StateStoreTest, ThePlannerAsksTheStoreAsAnOfferSource) {
   planner.add_source(&store);
   const auto a = tokens(64, 1);
   ASSERT_EQ(put(store, a), StorePut::kStored);
-  const Plan p = planner.plan(concat(a, tokens(10, 2)), "s");
+  const Plan p = planner.plan(concat(a, tokens(10, 2)), "s", OfferScope::global());
   EXPECT_EQ(tier_of(p.chosen.source), ResumeTier::kRamSnapshot);
   EXPECT_EQ(p.chosen.source, ResumeSource::kStore);
   EXPECT_EQ(p.cached_tokens, 64);

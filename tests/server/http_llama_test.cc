@@ -102,11 +102,12 @@ TEST(HttpLlama, PropsAndModelsCarryTheContext) {
 
 TEST(HttpLlama, ApiKeyGuardsEveryRouteButHealth) {
   ServerOptions o;
-  o.api_key = "sk-local-1";
+  o.api_keys = {{"sk-local-1", ""}, {"sk-local-9", "team"}};
   ServerHarness h(o);
   ASSERT_TRUE(h.ok());
   auto c = h.client();
   const HttpHeaders good = {{"Authorization", "Bearer sk-local-1"}};
+  const HttpHeaders second = {{"Authorization", "Bearer sk-local-9"}};
   const HttpHeaders wrong = {{"Authorization", "Bearer sk-local-2"}};
   const HttpHeaders prefix = {{"Authorization", "Bearer sk-local-"}};
   for (const char* path : {"/v1/models", "/props", "/metrics", "/v1/cache/stats"}) {
@@ -121,9 +122,11 @@ TEST(HttpLlama, ApiKeyGuardsEveryRouteButHealth) {
       ASSERT_TRUE(r);
       EXPECT_EQ(r->status, 401) << path;
     }
-    r = c.Get(path, good);
-    ASSERT_TRUE(r);
-    EXPECT_EQ(r->status, 200) << path;
+    for (const auto& h2 : {good, second}) {
+      r = c.Get(path, h2);
+      ASSERT_TRUE(r);
+      EXPECT_EQ(r->status, 200) << path;
+    }
   }
   const std::string chat = R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1})";
   auto r = h.post("/v1/chat/completions", chat);
@@ -145,7 +148,7 @@ TEST(HttpLlama, ApiKeyGuardsEveryRouteButHealth) {
 // a clear accepts.
 TEST(HttpLlama, AdminTokenPassesTheApiKeyCheck) {
   ServerOptions o;
-  o.api_key = "sk-user";
+  o.api_keys = {{"sk-user", ""}};
   o.admin_token = "sk-admin";
   ServerHarness h(o);
   ASSERT_TRUE(h.ok());
@@ -158,6 +161,21 @@ TEST(HttpLlama, AdminTokenPassesTheApiKeyCheck) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 401);
   r = h.post("/v1/cache/clear", "", admin);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+}
+
+// Without an admin token a clear is refused unless the server listens on loopback only; the
+// harness listens on 127.0.0.1, so any key holder may clear.
+TEST(HttpLlama, ClearWithoutAdminTokenOnLoopback) {
+  ServerOptions o;
+  o.api_keys = {{"sk-user", ""}};
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  auto r = h.post("/v1/cache/clear", "");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);  // the key check comes first
+  r = h.post("/v1/cache/clear", "", {{"Authorization", "Bearer sk-user"}});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
 }

@@ -54,7 +54,7 @@ TEST(RequestJournal, NewTokensReasonsAndRotation) {
   ASSERT_TRUE(j) << j.error().to_string();
   GenerationJob job;
   job.request_id = 7;
-  job.session = SessionKey{SessionKey::Source::kHeader, "conversation"};
+  job.session = SessionKey{SessionKey::Source::kHeader, "conversation", {}};
   job.prompt = {1, 2, 3, 4, 5};
   JournalEntry first = (*j)->record(job, std::vector<int32_t>{6, 7, 8}, outcome(5, 0, 3));
   EXPECT_EQ(first.new_tokens, 5);

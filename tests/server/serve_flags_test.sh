@@ -24,10 +24,21 @@ for switch in no-cache end-anchor end-align no-store response-cache; do
   grep -qE -- "--$switch .*\(default: (on|off)\)" <<<"$help" || fail "--help does not list --$switch"
 done
 for alias in "-m, --model <v>" "-c, --ctx-size, --ctx <v>" "-t, --threads <v>" \
-             "-n, --n-predict <v>" "-np, --parallel <v>" "--api-key <v>"; do
+             "-n, --n-predict <v>" "-np, --parallel <v>" "--api-key <v>" "--api-key-file <v>"; do
   grep -qF -- "$alias" <<<"$help" || fail "--help does not list $alias"
 done
 grep -q "ANCHORAGE_" <<<"$help" || fail "--help does not mention the environment variables"
+# A bad --api-key-file is a start-up error (exit 1) naming the line, never the key.
+keys="$(mktemp)"
+printf 'sk-fine alpha\nsk-leaky one two\n' >"$keys"
+err="$("$bin" serve --preset tiny --port 0 --no-cache --api-key-file "$keys" 2>&1 >/dev/null)"
+rc=$?
+rm -f "$keys"
+[ $rc -eq 1 ] || fail "a bad --api-key-file exited $rc"
+grep -q "line 2" <<<"$err" || fail "a bad --api-key-file's error does not name the line: $err"
+grep -q "sk-" <<<"$err" && fail "a bad --api-key-file's error prints a key: $err"
+err="$("$bin" serve --preset tiny --port 0 --no-cache --api-key-file /nonexistent/keys 2>&1 >/dev/null)"
+[ $? -eq 1 ] || fail "a missing --api-key-file did not exit 1"
 # docs/http-api.md's flag table names every flag and alias --help lists, and no other.
 doc="$(dirname "$0")/../../docs/http-api.md"
 table="$(grep -E '^\| `-' "$doc" | cut -d'|' -f2)"
@@ -56,6 +67,10 @@ grep -q -- "--compaction must be client or continuation" <<<"$err" || fail "a ba
 err="$("$bin" serve -np 4 2>&1 >/dev/null)"; rc=$?
 [ $rc -eq 2 ] || fail "-np 4 is not a usage error (exit $rc)"
 grep -q -- "--parallel.*not built yet" <<<"$err" || fail "-np 4 does not say parallel is not yet built: $err"
+err="$("$bin" serve --cache-scope shared 2>&1 >/dev/null)"; rc=$?
+[ $rc -eq 2 ] || fail "--cache-scope shared is not a usage error (exit $rc)"
+grep -q -- "--cache-scope" <<<"$err" || fail "--cache-scope shared is not named: $err"
+"$bin" serve --api-key '' >/dev/null 2>&1; [ $? -eq 2 ] || fail "an empty --api-key is not a usage error"
 "$bin" serve -n -2 >/dev/null 2>&1; [ $? -eq 2 ] || fail "-n -2 is not a usage error"
 "$bin" serve -c 0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "-c 0 is not a usage error"
 "$bin" serve --ctx-size=0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--ctx-size=0 is not a usage error"

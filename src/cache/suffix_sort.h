@@ -7,7 +7,8 @@
 // divsufsort64 serves beyond (docs/suffix-store.md "Building the index").
 //
 // Peak memory while sorting: 3 bytes a token for the bytes and 12 (32-bit) or 24 (64-bit)
-// bytes a token for the byte suffix array, then 4 bytes a token for the result.
+// bytes a token for the byte suffix array; then the bytes go and the 4 bytes a token of the
+// result are filled from the byte suffix array.
 // Thread-safe (no shared state); slow (seconds at 48 M tokens): never on an engine thread.
 #pragma once
 

@@ -70,6 +70,7 @@ void SuffixStore::add_request(std::span<const int32_t> prompt, std::span<const i
   std::vector<int32_t> sequence;
   if (options_.scope == SuffixScope::kAll) sequence.assign(prompt.begin(), prompt.end());
   sequence.insert(sequence.end(), output.begin(), output.end());
+  if (sequence.empty()) return;
   bool in_range = std::all_of(sequence.begin(), sequence.end(),
                               [](int32_t t) { return t >= 0 && uint32_t(t) < kDocumentEnd; });
   if (options_.read_only || !in_range || sequence.size() > kMaxSuffixRecordTokens) {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -471,6 +472,42 @@ TEST(SuffixStore, PowerCutAtEveryCrashPointLeavesAWholeLog) {
       if (!faulty.crashed()) break;
     }
   }
+}
+
+// Lookups from another thread while requests are added and indexes rebuilt (run under TSan in
+// CI): every draft is a true continuation, in one document, of what the context matched.
+TEST(SuffixStore, LookupsWhileAppendingReturnTrueContinuations) {
+  core::MemFs fs;
+  auto store = open_store(fs);
+  std::vector<Doc> docs;
+  core::Rng rng(21);
+  for (int i = 0; i < 60; ++i) {
+    Doc d = random_doc(rng, 3, 20 + rng.next_u64() % 40);
+    d.insert(d.begin(), 7000 + i);
+    docs.push_back(d);
+  }
+  std::thread reader([&] {
+    core::Rng qrng(22);
+    for (int q = 0; q < 3000; ++q) {
+      Doc context = random_doc(qrng, 3, 1 + qrng.next_u64() % 8);
+      Doc got;
+      SuffixMatch m = store->lookup(context, 6, 1, &got);
+      if (m.match_tokens == 0) {
+        EXPECT_TRUE(got.empty());
+        continue;
+      }
+      Doc want(context.end() - m.match_tokens, context.end());
+      want.insert(want.end(), got.begin(), got.end());
+      bool found = std::any_of(docs.begin(), docs.end(), [&](const Doc& d) {
+        return std::search(d.begin(), d.end(), want.begin(), want.end()) != d.end();
+      });
+      EXPECT_TRUE(found) << q;
+    }
+  });
+  for (const Doc& d : docs) store->add_request(d, {});
+  reader.join();
+  store->wait_idle();
+  EXPECT_EQ(logged_docs(fs), docs);
 }
 
 TEST(SuffixStore, AnotherTokenizerIsRefusedAndTheLogKept) {

@@ -16,6 +16,7 @@ PACKAGES=(
   clang libclang-rt-14-dev
   libxxhash-dev libzstd-dev libisal-dev libssl-dev
   libblosc-dev
+  libdivsufsort-dev
   ccache curl
 )
 

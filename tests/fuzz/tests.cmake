@@ -58,3 +58,12 @@ add_test(NAME spill_codec_fuzz
 -print_final_stats=1 -artifact_prefix='${CMAKE_CURRENT_BINARY_DIR}/spill_codec_' \
 '${_spill_fuzz_work}' '${CMAKE_SOURCE_DIR}/tests/corpus/spill_codec'")
 set_tests_properties(spill_codec_fuzz PROPERTIES TIMEOUT 180)
+
+# The suffix store's log parser fuzzer: seeded with the golden file of every format version.
+set(_suffix_fuzz_work ${CMAKE_CURRENT_BINARY_DIR}/suffix_log_fuzz_corpus)
+add_test(NAME suffix_log_fuzz
+         COMMAND sh -c "mkdir -p '${_suffix_fuzz_work}' && '${_fuzz_build}/suffix_log_fuzzer' \
+-max_total_time=20 -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 -max_len=65536 \
+-print_final_stats=1 -artifact_prefix='${CMAKE_CURRENT_BINARY_DIR}/suffix_log_' \
+'${_suffix_fuzz_work}' '${CMAKE_SOURCE_DIR}/tests/golden'")
+set_tests_properties(suffix_log_fuzz PROPERTIES TIMEOUT 180)

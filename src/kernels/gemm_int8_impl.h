@@ -17,6 +17,8 @@
 // (No #includes here: the file is included inside a namespace.)
 #pragma once
 
+#include "kernels/simd/prefetch.h"
+
 using Q8Tile = void (*)(const uint8_t* wt, const float* dw, int nb, const uint8_t* xrow,
                         int64_t ldq, int64_t xd_off, int64_t xs_off, int64_t kb0, float* y,
                         int64_t ldy, bool first, int64_t n_cols);
@@ -111,6 +113,7 @@ ANCHORAGE_FORCE_INLINE void scales_f16(const uint8_t* lo, float* out) {
 inline void repack_q8_0(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
   for (int b = 0; b < nb; ++b) {
     const uint8_t* blk = blocks + b * 32 * 34;
+    prefetch_part(blocks + kQ8Chunk * 32 * 34, kQ8Chunk * 32 * 34, kQ8Chunk, b);
     scales_f16(blk, dw + b * 32);
     for (int g = 0; g < 8; ++g) {
       const uint8_t* q = blk + (2 + 4 * g) * 32;
@@ -131,6 +134,7 @@ inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) 
                              : _mm256_set1_epi8(8);
   for (int b = 0; b < nb; ++b) {
     const uint8_t* blk = blocks + b * 32 * 18;
+    prefetch_part(blocks + kQ8Chunk * 32 * 18, kQ8Chunk * 32 * 18, kQ8Chunk, b);
     scales_f16(blk, dw + b * 32);
     for (int g = 0; g < 4; ++g) {
       const uint8_t* q = blk + (2 + 4 * g) * 32;
@@ -202,6 +206,7 @@ inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
   const __m256i m0f = _mm256_set1_epi8(0x0f);
   for (int i = 0; i < 4; ++i) {
     for (int g = 0; g < 8; ++g) {
+      prefetch_part(blk + 32 * 144, 32 * 144, 32, 8 * i + g);
       const uint8_t* q = blk + (16 + 32 * i + 4 * g) * 32;
       __m256i v[4];
       transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
@@ -227,6 +232,7 @@ inline void repack_q6_k(const uint8_t* blk, Q6KRepacked* w) {
   const __m256i m0f = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
   for (int h = 0; h < 2; ++h) {
     for (int g = 0; g < 8; ++g) {
+      prefetch_part(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
       __m256i l0[4], l1[4], u[4];
       const uint8_t* q0 = blk + (64 * h + 4 * g) * 32;
       const uint8_t* q1 = blk + (64 * h + 32 + 4 * g) * 32;

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 8;
+inline constexpr int kKernelVersion = 9;
 
 }  // namespace anchorage::kernels

@@ -178,31 +178,38 @@ inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
   }
 }
 
-// One Q4_K k block of a panel (144 byte rows of 32 lanes) -> Q4KRepacked.
-inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
-  scales_f16(blk, w->d);
-  scales_f16(blk + 64, w->dmin);
-  // The scales and mins as kernels/quant.cc's q4k_scale_min, on 8 lanes of 32 bits at a time.
+// The 32 lanes' d, dmin and 8 sub-blocks' scales and mins of one Q4_K k block of a panel (144
+// byte rows of 32 lanes), the scales and mins as kernels/quant.cc's q4k_scale_min, on 8 lanes
+// of 32 bits at a time.
+inline void q4_k_block_scales(const uint8_t* blk, float* d, float* dmin, int32_t (*sc)[32],
+                              int32_t (*mn)[32]) {
+  scales_f16(blk, d);
+  scales_f16(blk + 64, dmin);
   const __m256i m63 = _mm256_set1_epi32(63), m15 = _mm256_set1_epi32(15);
   for (int c = 0; c < 4; ++c) {
     __m256i s[12];
     for (int i = 0; i < 12; ++i)
       s[i] = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)(blk + (4 + i) * 32 + 8 * c)));
     for (int j = 0; j < 8; ++j) {
-      __m256i sc, mn;
+      __m256i vs, vm;
       if (j < 4) {
-        sc = _mm256_and_si256(s[j], m63);
-        mn = _mm256_and_si256(s[j + 4], m63);
+        vs = _mm256_and_si256(s[j], m63);
+        vm = _mm256_and_si256(s[j + 4], m63);
       } else {
-        sc = _mm256_or_si256(_mm256_and_si256(s[j + 4], m15),
+        vs = _mm256_or_si256(_mm256_and_si256(s[j + 4], m15),
                              _mm256_slli_epi32(_mm256_srli_epi32(s[j - 4], 6), 4));
-        mn = _mm256_or_si256(_mm256_srli_epi32(s[j + 4], 4),
+        vm = _mm256_or_si256(_mm256_srli_epi32(s[j + 4], 4),
                              _mm256_slli_epi32(_mm256_srli_epi32(s[j], 6), 4));
       }
-      _mm256_store_si256((__m256i*)(w->sc[j] + 8 * c), sc);
-      _mm256_store_si256((__m256i*)(w->mn[j] + 8 * c), mn);
+      _mm256_store_si256((__m256i*)(sc[j] + 8 * c), vs);
+      _mm256_store_si256((__m256i*)(mn[j] + 8 * c), vm);
     }
   }
+}
+
+// One Q4_K k block of a panel -> Q4KRepacked.
+inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
+  q4_k_block_scales(blk, w->d, w->dmin, w->sc, w->mn);
   const __m256i m0f = _mm256_set1_epi8(0x0f);
   for (int i = 0; i < 4; ++i) {
     for (int g = 0; g < 8; ++g) {
@@ -272,13 +279,77 @@ inline void int8_q6_k_block(const GemmJob& job, const GemmBlock& b) {
   }
 }
 
-// Q4_K: one k block (256 inputs) at a time, repacked once for all the block's row tiles.
+// One row x one Q4_K k block of a panel read in place (decode: a block of one row reuses no
+// repack, so the transposed nibbles go straight into the multiplies): the same exact integer
+// sums as q4_k_tile<1> and its two float steps, so the same bits. A vpmaddubsw pair sums at
+// most 2 * 15 * 127 = 3,810 in magnitude, so the 8 pairs of a lane's 16-bit half over a
+// sub-block's 8 groups stay below 2^15 (30,480) and add in 16 bits before one vpmaddwd.
+inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off,
+                              int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
+  alignas(32) float d[32], dmin[32];
+  alignas(32) int32_t sc[8][32], mn[8][32];
+  q4_k_block_scales(blk, d, dmin, sc, mn);
+  const __m256i m0f = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
+  const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + xs_off) + kb * 16;
+  __m256i S[4];
+  for (int c = 0; c < 4; ++c) S[c] = _mm256_setzero_si256();
+  for (int i = 0; i < 4; ++i) {
+    __m256i lo[4], hi[4];  // 16-bit pair sums of sub-blocks 2i and 2i + 1, per 8 lanes
+    for (int c = 0; c < 4; ++c) lo[c] = hi[c] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      prefetch_part(blk + 32 * 144, 32 * 144, 32, 8 * i + g);
+      const uint8_t* q = blk + (16 + 32 * i + 4 * g) * 32;
+      __m256i v[4];
+      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      const uint8_t* a = xrow + kb * 256 + 64 * i + 4 * g;
+      const __m256i alo = _mm256_set1_epi32(load_i32(a)), ahi = _mm256_set1_epi32(load_i32(a + 32));
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) {
+        lo[c] = _mm256_add_epi16(lo[c], _mm256_maddubs_epi16(_mm256_and_si256(v[c], m0f), alo));
+        hi[c] = _mm256_add_epi16(
+            hi[c], _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f), ahi));
+      }
+    }
+    for (int c = 0; c < 4; ++c) {
+      const __m256i cl = _mm256_load_si256((const __m256i*)(sc[2 * i] + 8 * c));
+      const __m256i ch = _mm256_load_si256((const __m256i*)(sc[2 * i + 1] + 8 * c));
+      S[c] = _mm256_add_epi32(S[c], _mm256_mullo_epi32(_mm256_madd_epi16(lo[c], ones), cl));
+      S[c] = _mm256_add_epi32(S[c], _mm256_mullo_epi32(_mm256_madd_epi16(hi[c], ones), ch));
+    }
+  }
+  float dxv;
+  __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
+  const __m256 dx = _mm256_set1_ps(dxv);
+  for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
+    const __m256i mask = lane_mask8(n_cols - 8 * c);
+    __m256i Mn = _mm256_setzero_si256();
+    for (int j = 0; j < 8; ++j)
+      Mn = _mm256_add_epi32(Mn,
+                            _mm256_mullo_epi32(_mm256_load_si256((const __m256i*)(mn[j] + 8 * c)),
+                                               _mm256_set1_epi32(s16[2 * j] + s16[2 * j + 1])));
+    __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + 8 * c, mask);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S[c]), _mm256_mul_ps(_mm256_load_ps(d + 8 * c), dx),
+                          acc);
+    acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(Mn), _mm256_mul_ps(_mm256_load_ps(dmin + 8 * c), dx),
+                           acc);
+    _mm256_maskstore_ps(y + 8 * c, mask, acc);
+  }
+}
+
+// Q4_K: one k block (256 inputs) at a time, repacked once for all the block's row tiles (a
+// block of one row reads the panel in place instead).
 inline void int8_q4_k_block(const GemmJob& job, const GemmBlock& b) {
   Q4KRepacked w;
   const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
   const int64_t nbt = job.K / 256, pstride = nbt * 32 * 144;
   for (int64_t p = b.p0; p < b.p1; ++p) {
     for (int64_t kb = 0; kb < nbt; ++kb) {
+      if (b.m1 - b.m0 == 1) {
+        q4_k_row_in_place(panels + p * pstride + kb * 32 * 144, job.xq + b.m0 * job.ldq, job.xd_off,
+                          job.xs_off, kb, job.y + b.m0 * job.ldy + p * 32, kb == 0, job.N - p * 32);
+        continue;
+      }
       repack_q4_k(panels + p * pstride + kb * 32 * 144, &w);
       for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
         const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);

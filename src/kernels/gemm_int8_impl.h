@@ -152,7 +152,78 @@ inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) 
   }
 }
 
-// Q8_0, and through its repack to signed codes Q4_0 and IQ4_NL (block_bytes 34 or 18).
+// One row x one Q8_0, Q4_0 or IQ4_NL panel read in place, over all of K from +0.0f (decode: a
+// block of one row reuses no repack). Per k block and 8 lanes the exact integer sum of the
+// signed codes times the activations, then q8_0_tile's float step, in block order: the same
+// bits. Q8_0 and IQ4_NL multiply |w| by (a with w's sign) and widen each group; Q4_0 multiplies
+// the unsigned nibbles q, adds the 8 pair sums of a lane's 16-bit half in 16 bits (at most
+// 8 x 2 x 15 x 127 = 30,480) and takes 8 x the activations' block sum out: sum((q - 8) a).
+template <int kType>
+inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* xrow,
+                              int64_t xd_off, int64_t xs_off, float* y, int64_t n_cols) {
+  constexpr bool kQ8 = kType == int(core::DType::kQ8_0);
+  constexpr bool kIq4 = kType == int(core::DType::kIQ4_NL);
+  constexpr int kBlockBytes = kQ8 ? 34 : 18;
+  const __m256i m0f = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
+  const __m256i table =
+      _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
+                       -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+  __m256 acc[4];
+  for (int c = 0; c < 4; ++c) acc[c] = _mm256_setzero_ps();
+  for (int64_t kb = 0; kb < nbt; ++kb) {
+    const uint8_t* blk = panel + kb * 32 * kBlockBytes;
+    const uint8_t* a = xrow + kb * 32;
+    alignas(32) float dw[32];
+    scales_f16(blk, dw);
+    __m256i ia[4];
+    for (int c = 0; c < 4; ++c) ia[c] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int g = 0; g < (kQ8 ? 8 : 4); ++g) {
+      prefetch_part(blk + 4 * 32 * kBlockBytes, 32 * kBlockBytes, kQ8 ? 8 : 4, g);
+      const uint8_t* q = blk + (2 + 4 * g) * 32;
+      __m256i v[4];
+      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      const __m256i alo = _mm256_set1_epi32(load_i32(a + 4 * g));
+      const __m256i ahi = _mm256_set1_epi32(load_i32(a + 16 + 4 * g));
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) {
+        if (kQ8) {
+          const __m256i p =
+              _mm256_maddubs_epi16(_mm256_abs_epi8(v[c]), _mm256_sign_epi8(alo, v[c]));
+          ia[c] = _mm256_add_epi32(ia[c], _mm256_madd_epi16(p, ones));
+          continue;
+        }
+        const __m256i lo = _mm256_and_si256(v[c], m0f);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
+        if (kIq4) {
+          const __m256i wl = _mm256_shuffle_epi8(table, lo), wh = _mm256_shuffle_epi8(table, hi);
+          const __m256i pl = _mm256_maddubs_epi16(_mm256_abs_epi8(wl), _mm256_sign_epi8(alo, wl));
+          const __m256i ph = _mm256_maddubs_epi16(_mm256_abs_epi8(wh), _mm256_sign_epi8(ahi, wh));
+          ia[c] = _mm256_add_epi32(
+              ia[c], _mm256_add_epi32(_mm256_madd_epi16(pl, ones), _mm256_madd_epi16(ph, ones)));
+        } else {  // 16-bit pair sums, widened after the block
+          ia[c] = _mm256_add_epi16(ia[c], _mm256_add_epi16(_mm256_maddubs_epi16(lo, alo),
+                                                           _mm256_maddubs_epi16(hi, ahi)));
+        }
+      }
+    }
+    float dxv;
+    __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
+    const __m256 dx = _mm256_set1_ps(dxv);
+    const __m256i off = _mm256_set1_epi32(-8 * load_i32(xrow + xs_off + 4 * kb));
+    for (int c = 0; c < 4; ++c) {
+      const __m256i sum =
+          kQ8 || kIq4 ? ia[c] : _mm256_add_epi32(_mm256_madd_epi16(ia[c], ones), off);
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum),
+                               _mm256_mul_ps(_mm256_load_ps(dw + 8 * c), dx), acc[c]);
+    }
+  }
+  for (int c = 0; c < 4 && 8 * c < n_cols; ++c)
+    _mm256_maskstore_ps(y + 8 * c, lane_mask8(n_cols - 8 * c), acc[c]);
+}
+
+// Q8_0, and through its repack to signed codes Q4_0 and IQ4_NL (block_bytes 34 or 18); a block
+// of one row reads its panels in place instead.
 template <int kType>
 inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
   constexpr int64_t kBlockBytes = kType == int(core::DType::kQ8_0) ? 34 : 18;
@@ -160,6 +231,12 @@ inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
   alignas(64) float dw[kQ8Chunk * 32];
   const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
   const int64_t nbt = job.K / 32, pstride = nbt * 32 * kBlockBytes;
+  if (b.m1 - b.m0 == 1) {
+    for (int64_t p = b.p0; p < b.p1; ++p)
+      q8_0_row_in_place<kType>(panels + p * pstride, nbt, job.xq + b.m0 * job.ldq, job.xd_off,
+                               job.xs_off, job.y + b.m0 * job.ldy + p * 32, job.N - p * 32);
+    return;
+  }
   for (int64_t p = b.p0; p < b.p1; ++p) {
     for (int64_t kb0 = 0; kb0 < nbt; kb0 += kQ8Chunk) {
       const int nb = int(nbt - kb0 < kQ8Chunk ? nbt - kb0 : kQ8Chunk);

@@ -70,6 +70,34 @@ ANCHORAGE_FORCE_INLINE void scales(const uint8_t* p, __m512i perm, __m512* d0, _
 
 #include "kernels/simd/prefetch.h"
 
+// The float step of every tile after a k block, in gemm_scalar.cc's order: per row and half,
+// acc = fma(float(isum), d * dx, acc), dx the row's activation scale of block kb.
+template <int R>
+ANCHORAGE_FORCE_INLINE void add_block(__m512 (&acc)[R][2], const __m512i (&isum)[R][2], __m512 d0,
+                                      __m512 d1, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
+                                      int64_t kb) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
+    acc[r][0] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, isum[r][0]), _mm512_mul_ps(d0, dx),
+                                acc[r][0]);
+    acc[r][1] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, isum[r][1]), _mm512_mul_ps(d1, dx),
+                                acc[r][1]);
+  }
+}
+
+// R rows' 32 outputs to y, the lanes from n_cols on left alone.
+template <int R>
+ANCHORAGE_FORCE_INLINE void store_rows(const __m512 (&acc)[R][2], float* y, int64_t ldy,
+                                       int64_t n_cols) {
+  const __mmask16 k0 = lane_mask(n_cols), k1 = lane_mask(n_cols - 16);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    _mm512_mask_storeu_ps(y + r * ldy, k0, acc[r][0]);
+    _mm512_mask_storeu_ps(y + r * ldy + 16, k1, acc[r][1]);
+  }
+}
+
 // Rows of a tile: 2R float accumulators + 2R block sums + 2 weight vectors + a broadcast +
 // the 4 permutation / flip constants within 32 zmm.
 constexpr int kMr = 4;
@@ -107,21 +135,9 @@ void q8_0_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
     }
     __m512 d0, d1;
     scales(blk, ph, &d0, &d1);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
-      acc[r][0] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, ia[r][0]), _mm512_mul_ps(d0, dx),
-                                  acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, ia[r][1]), _mm512_mul_ps(d1, dx),
-                                  acc[r][1]);
-    }
+    add_block<R>(acc, ia, d0, d1, xrow, ldq, xd_off, kb);
   }
-  const __mmask16 m0 = lane_mask(n_cols), m1 = lane_mask(n_cols - 16);
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_ps(y + r * ldy, m0, acc[r][0]);
-    _mm512_mask_storeu_ps(y + r * ldy + 16, m1, acc[r][1]);
-  }
+  store_rows<R>(acc, y, ldy, n_cols);
 }
 
 using Q8Tile = void (*)(const uint8_t*, int64_t, const uint8_t*, int64_t, int64_t, int64_t, float*,
@@ -203,21 +219,9 @@ void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t 
     }
     __m512 d0, d1;
     scales(blk, ph, &d0, &d1);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
-      acc[r][0] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, ia[r][0]), _mm512_mul_ps(d0, dx),
-                                  acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, ia[r][1]), _mm512_mul_ps(d1, dx),
-                                  acc[r][1]);
-    }
+    add_block<R>(acc, ia, d0, d1, xrow, ldq, xd_off, kb);
   }
-  const __mmask16 k0 = lane_mask(n_cols), k1 = lane_mask(n_cols - 16);
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_ps(y + r * ldy, k0, acc[r][0]);
-    _mm512_mask_storeu_ps(y + r * ldy + 16, k1, acc[r][1]);
-  }
+  store_rows<R>(acc, y, ldy, n_cols);
 }
 
 template <bool kIq4>
@@ -347,12 +351,7 @@ void q4_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
           _mm512_fnmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, Mn[1]), _mm512_mul_ps(m1, dx), acc[r][1]);
     }
   }
-  const __mmask16 k0 = lane_mask(n_cols), k1 = lane_mask(n_cols - 16);
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_ps(y + r * ldy, k0, acc[r][0]);
-    _mm512_mask_storeu_ps(y + r * ldy + 16, k1, acc[r][1]);
-  }
+  store_rows<R>(acc, y, ldy, n_cols);
 }
 
 void q4_k_block(const GemmJob& job, const GemmBlock& b) {
@@ -455,21 +454,9 @@ void q6_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
     }
     __m512 d0, d1;
     scales(blk + 208 * 32, ph, &d0, &d1);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
-      acc[r][0] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, S[r][0]), _mm512_mul_ps(d0, dx),
-                                  acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, S[r][1]), _mm512_mul_ps(d1, dx),
-                                  acc[r][1]);
-    }
+    add_block<R>(acc, S, d0, d1, xrow, ldq, xd_off, kb);
   }
-  const __mmask16 k0 = lane_mask(n_cols), k1 = lane_mask(n_cols - 16);
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_ps(y + r * ldy, k0, acc[r][0]);
-    _mm512_mask_storeu_ps(y + r * ldy + 16, k1, acc[r][1]);
-  }
+  store_rows<R>(acc, y, ldy, n_cols);
 }
 
 void q6_k_block(const GemmJob& job, const GemmBlock& b) {

@@ -1,19 +1,23 @@
-// The integer-dot GEMM (kernels/quant_dot.h) for AVX2 and AVX-512 VNNI, written once and
-// compiled into gemm_int8_avx2.cc and gemm_int8_vnni.cc. Include it inside the ISA file's
-// anonymous namespace, after <immintrin.h>, <cstdint>, kernels/gemm_job.h and:
+// The integer-dot GEMM (kernels/quant_dot.h) for AVX2 (also the path of an AVX-512 CPU without
+// VNNI; gemm_int8_vnni.cc has its own in-place kernels), compiled into gemm_int8_avx2.cc.
+// Include it inside the ISA file's anonymous namespace, after <immintrin.h>, <cstdint>,
+// kernels/gemm_job.h and:
 //   constexpr int kInt8Mr;                 rows of one register tile
 //   constexpr bool kFlipQ8;                store Q8_0 quants as w ^ 0x80 (unsigned, for vpdpbusd)
 //   Q8Tile pick_q8_0(int rows);            the Q8_0 tile of `rows` <= kInt8Mr rows
+//   lane_mask8(n), load_i32(p)             an 8-lane store mask, an unaligned int32 load
 //
-// A block walks its panels one at a time and K in chunks: a chunk of a panel is first repacked
-// into a small stack buffer (the weights of 4 consecutive inputs of a lane side by side, so
-// one 32-bit lane holds the 4 bytes vpdpbusd / vpmaddubsw+vpmaddwd multiply with 4 activation
-// bytes, and the f16 scales as f32), then every row tile of the block runs over the buffer (in
-// L1). Each tile computes, per output, the integer block sums exactly and combines them into
-// the float accumulator in block order with the ops scalar spells out (gemm_scalar.cc
-// int8_q8_0): the partial sums pass through y between chunks (an f32 store/load is exact). So
-// rows, tiles, chunks and threads change nothing in a result, and every ISA gives the scalar
-// bits.
+// A block of several rows walks its panels one at a time and K in chunks: a chunk of a panel
+// is first repacked into a small stack buffer (the weights of 4 consecutive inputs of a lane
+// side by side, so one 32-bit lane holds the 4 bytes vpmaddubsw+vpmaddwd multiply with 4
+// activation bytes, and the f16 scales as f32), then every row tile of the block runs over the
+// buffer (in L1). A block of one row (decode) reuses no repack, so for Q8_0, Q4_0, IQ4_NL and
+// Q4_K it reads the panels in place (the *_row_in_place functions: the same transposes straight
+// into the multiplies). Each tile computes, per output, the integer block sums exactly and
+// combines them into the float accumulator in block order with the ops scalar spells out
+// (gemm_scalar.cc int8_q8_0): the partial sums pass through y between chunks (an f32
+// store/load is exact). So rows, tiles, chunks, the one-row paths and threads change nothing
+// in a result, and every ISA gives the scalar bits.
 // (No #includes here: the file is included inside a namespace.)
 #pragma once
 

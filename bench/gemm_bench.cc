@@ -219,7 +219,8 @@ struct GemmCase {
 // equal-work FMA bursts interleaved with the calls (fma_peak_here); frac_peak_cpu the same
 // per CPU second of our threads, summed over all calls and bursts (steadiest on a busy host). M = 1
 // adds the weight stream: weight_gbps(_best), its fraction of the machine's read and copy
-// bandwidth, and of a plain read of the same bytes (frac_plain_read_best).
+// bandwidth, and of a plain read of the same bytes (frac_plain_read_best: best call over best
+// read; frac_plain_read_cpu: bytes per CPU second over all calls and reads).
 void bm_gemm(benchmark::State& st, GemmCase c) {
   const MachineFigures& mf = machine(c.threads);
   core::Rng rng(uint64_t(c.K * 7 + c.N));
@@ -243,10 +244,12 @@ void bm_gemm(benchmark::State& st, GemmCase c) {
   Trials t, rd, fma;
   for (auto _ : st) {
     if (c.M == 1) {
-      rd.add(time_s([&] {
-        pool.parallel_for(c.threads,
-                          [&](int64_t i) { g_sink = read_stream(wbytes + i * part, part); });
-      }));
+      rd.add(time_s(
+          [&] {
+            pool.parallel_for(c.threads,
+                              [&](int64_t i) { g_sink = read_stream(wbytes + i * part, part); });
+          },
+          &rd.cpu_sum_s));
     } else {
       fma.add(run_fma(pool, burst_iters, &fma.cpu_sum_s));
     }
@@ -280,6 +283,9 @@ void bm_gemm(benchmark::State& st, GemmCase c) {
     const double read_gb = double(part * c.threads) * 4 / 1e9;
     st.counters["plain_read_gbps_best"] = read_gb / rd.best_s;
     st.counters["frac_plain_read_best"] = (gb / t.best_s) / (read_gb / rd.best_s);
+    // The same per CPU second over all calls and reads (steadiest on a busy host).
+    st.counters["frac_plain_read_cpu"] =
+        (gb * double(t.n) / t.cpu_sum_s) / (read_gb * double(rd.n) / rd.cpu_sum_s);
   }
 }
 
@@ -303,8 +309,9 @@ void register_all() {
   const Shape shapes[] = {{512, 2048}, {512, 1536}, {1536, 512}};
   // Every weight storage type (kernels/packed_weight.h); f16 and the quantized types are
   // dequantized into an f32 panel block as the GEMM packs them.
-  for (core::DType dt : {core::DType::kF32, core::DType::kBF16, core::DType::kF16,
-                         core::DType::kQ8_0, core::DType::kQ4_K, core::DType::kQ6_K}) {
+  for (core::DType dt :
+       {core::DType::kF32, core::DType::kBF16, core::DType::kF16, core::DType::kQ8_0,
+        core::DType::kQ4_K, core::DType::kQ6_K, core::DType::kQ4_0, core::DType::kIQ4_NL}) {
     for (int t : {1, 2}) {
       std::vector<GemmCase> cases;
       for (int64_t M : {1, 16, 1024}) {

@@ -1,4 +1,4 @@
-// StateLayout: what a sequence's state is made of, as the caches see it (architecture.md §3).
+// StateLayout: what a sequence's state is made of, as the caches see it (docs/architecture.md §3).
 //
 // - A *section* is a tensor copied whole (for qwen35: gdn.S, gdn.conv).
 // - A *view* is a position-indexed tensor with a token axis (for qwen35: K, V). In a live

@@ -1,6 +1,6 @@
 // ThreadPool: a fixed set of worker threads that run the tasks of one parallel_for at a time.
 // Tasks are handed out dynamically; kernels stay batch-invariant because a task's result never
-// depends on which thread runs it or on how many threads there are (architecture.md §4).
+// depends on which thread runs it or on how many threads there are (docs/architecture.md §4).
 // parallel_for may be called from one thread at a time (the engine thread); it blocks until
 // every task has run, and the calling thread runs tasks too.
 //

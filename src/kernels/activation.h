@@ -1,4 +1,4 @@
-// Element-wise activations (docs/model-qwen35.md §0). exp is the project's own fixed
+// Element-wise activations (docs/model.md §0). exp is the project's own fixed
 // polynomial (kernels/exp), identical in every ISA, so results are the same bits everywhere.
 #pragma once
 

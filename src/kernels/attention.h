@@ -1,4 +1,4 @@
-// Causal GQA attention over the KV cache (docs/model-qwen35.md §3.4).
+// Causal GQA attention over the KV cache (docs/model.md §3.4).
 //
 // Cache layout per layer (what the K and V views of the state are made of):
 //   K: [n_kv][D][capacity]  — transposed, so the scores of a block of keys for one query are

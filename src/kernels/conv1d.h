@@ -1,4 +1,4 @@
-// Causal depthwise conv1d with SiLU and its tail state (docs/model-qwen35.md §2.3).
+// Causal depthwise conv1d with SiLU and its tail state (docs/model.md §2.3).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
-// The Gated DeltaNet recurrence, per token (docs/model-qwen35.md §2.5–§2.7), fp32 state.
+// The Gated DeltaNet recurrence, per token (docs/model.md §2.5–§2.7), fp32 state.
 // Prefill and decode run this same per-token code, which is what makes a resumed prefill equal
-// a cold one at any token (architecture.md §4).
+// a cold one at any token (docs/architecture.md §4).
 #pragma once
 
 #include <cstdint>

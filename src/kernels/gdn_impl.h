@@ -1,4 +1,4 @@
-// The Gated DeltaNet recurrence over V16 (kernels/gdn.h, docs/model-qwen35.md §2.7), compiled
+// The Gated DeltaNet recurrence over V16 (kernels/gdn.h, docs/model.md §2.7), compiled
 // once per ISA inside its namespace by kernels/vector_kernels_*.cc; needs blocks_impl.h and
 // exp_impl.h before it. Includes nothing.
 //

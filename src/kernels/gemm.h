@@ -1,6 +1,6 @@
 // The GEMM of every linear layer: y = x Wᵀ, i.e. y[m][n] = Σ_k x[m][k] · W[n][k].
 //
-// Batch invariance (architecture.md §4): every y[m][n] is ONE fused multiply-add chain over
+// Batch invariance (docs/architecture.md §4): every y[m][n] is ONE fused multiply-add chain over
 // k = 0, 1, ..., K-1 in order, starting from +0.0f. K is walked in fixed blocks, in order,
 // with the partial sums kept exactly between blocks; threads split M and N, never K. So a
 // row's result does not depend on M, on which rows share its tile, on the thread count, or on

@@ -1,21 +1,27 @@
-// The integer-dot GEMM (kernels/quant_dot.h) for AVX2 and AVX-512 VNNI, written once and
-// compiled into gemm_int8_avx2.cc and gemm_int8_vnni.cc. Include it inside the ISA file's
-// anonymous namespace, after <immintrin.h>, <cstdint>, kernels/gemm_job.h and:
+// The integer-dot GEMM (kernels/quant_dot.h) for AVX2 (also the path of an AVX-512 CPU without
+// VNNI; gemm_int8_vnni.cc has its own in-place kernels), compiled into gemm_int8_avx2.cc.
+// Include it inside the ISA file's anonymous namespace, after <immintrin.h>, <cstdint>,
+// kernels/gemm_job.h and:
 //   constexpr int kInt8Mr;                 rows of one register tile
 //   constexpr bool kFlipQ8;                store Q8_0 quants as w ^ 0x80 (unsigned, for vpdpbusd)
 //   Q8Tile pick_q8_0(int rows);            the Q8_0 tile of `rows` <= kInt8Mr rows
+//   lane_mask8(n), load_i32(p)             an 8-lane store mask, an unaligned int32 load
 //
-// A block walks its panels one at a time and K in chunks: a chunk of a panel is first repacked
-// into a small stack buffer (the weights of 4 consecutive inputs of a lane side by side, so
-// one 32-bit lane holds the 4 bytes vpdpbusd / vpmaddubsw+vpmaddwd multiply with 4 activation
-// bytes, and the f16 scales as f32), then every row tile of the block runs over the buffer (in
-// L1). Each tile computes, per output, the integer block sums exactly and combines them into
-// the float accumulator in block order with the ops scalar spells out (gemm_scalar.cc
-// int8_q8_0): the partial sums pass through y between chunks (an f32 store/load is exact). So
-// rows, tiles, chunks and threads change nothing in a result, and every ISA gives the scalar
-// bits.
+// A block of several rows walks its panels one at a time and K in chunks: a chunk of a panel
+// is first repacked into a small stack buffer (the weights of 4 consecutive inputs of a lane
+// side by side, so one 32-bit lane holds the 4 bytes vpmaddubsw+vpmaddwd multiply with 4
+// activation bytes, and the f16 scales as f32), then every row tile of the block runs over the
+// buffer (in L1). A block of one row (decode) reuses no repack, so for Q8_0, Q4_0, IQ4_NL and
+// Q4_K it reads the panels in place (the *_row_in_place functions: the same transposes straight
+// into the multiplies). Each tile computes, per output, the integer block sums exactly and
+// combines them into the float accumulator in block order with the ops scalar spells out
+// (gemm_scalar.cc int8_q8_0): the partial sums pass through y between chunks (an f32
+// store/load is exact). So rows, tiles, chunks, the one-row paths and threads change nothing
+// in a result, and every ISA gives the scalar bits.
 // (No #includes here: the file is included inside a namespace.)
 #pragma once
+
+#include "kernels/simd/prefetch.h"
 
 using Q8Tile = void (*)(const uint8_t* wt, const float* dw, int nb, const uint8_t* xrow,
                         int64_t ldq, int64_t xd_off, int64_t xs_off, int64_t kb0, float* y,
@@ -111,6 +117,7 @@ ANCHORAGE_FORCE_INLINE void scales_f16(const uint8_t* lo, float* out) {
 inline void repack_q8_0(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
   for (int b = 0; b < nb; ++b) {
     const uint8_t* blk = blocks + b * 32 * 34;
+    prefetch_part(blocks + kQ8Chunk * 32 * 34, kQ8Chunk * 32 * 34, kQ8Chunk, b);
     scales_f16(blk, dw + b * 32);
     for (int g = 0; g < 8; ++g) {
       const uint8_t* q = blk + (2 + 4 * g) * 32;
@@ -131,6 +138,7 @@ inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) 
                              : _mm256_set1_epi8(8);
   for (int b = 0; b < nb; ++b) {
     const uint8_t* blk = blocks + b * 32 * 18;
+    prefetch_part(blocks + kQ8Chunk * 32 * 18, kQ8Chunk * 32 * 18, kQ8Chunk, b);
     scales_f16(blk, dw + b * 32);
     for (int g = 0; g < 4; ++g) {
       const uint8_t* q = blk + (2 + 4 * g) * 32;
@@ -148,7 +156,78 @@ inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) 
   }
 }
 
-// Q8_0, and through its repack to signed codes Q4_0 and IQ4_NL (block_bytes 34 or 18).
+// One row x one Q8_0, Q4_0 or IQ4_NL panel read in place, over all of K from +0.0f (decode: a
+// block of one row reuses no repack). Per k block and 8 lanes the exact integer sum of the
+// signed codes times the activations, then q8_0_tile's float step, in block order: the same
+// bits. Q8_0 and IQ4_NL multiply |w| by (a with w's sign) and widen each group; Q4_0 multiplies
+// the unsigned nibbles q, adds the 8 pair sums of a lane's 16-bit half in 16 bits (at most
+// 8 x 2 x 15 x 127 = 30,480) and takes 8 x the activations' block sum out: sum((q - 8) a).
+template <int kType>
+inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* xrow,
+                              int64_t xd_off, int64_t xs_off, float* y, int64_t n_cols) {
+  constexpr bool kQ8 = kType == int(core::DType::kQ8_0);
+  constexpr bool kIq4 = kType == int(core::DType::kIQ4_NL);
+  constexpr int kBlockBytes = kQ8 ? 34 : 18;
+  const __m256i m0f = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
+  const __m256i table =
+      _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
+                       -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+  __m256 acc[4];
+  for (int c = 0; c < 4; ++c) acc[c] = _mm256_setzero_ps();
+  for (int64_t kb = 0; kb < nbt; ++kb) {
+    const uint8_t* blk = panel + kb * 32 * kBlockBytes;
+    const uint8_t* a = xrow + kb * 32;
+    alignas(32) float dw[32];
+    scales_f16(blk, dw);
+    __m256i ia[4];
+    for (int c = 0; c < 4; ++c) ia[c] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int g = 0; g < (kQ8 ? 8 : 4); ++g) {
+      prefetch_part(blk + 4 * 32 * kBlockBytes, 32 * kBlockBytes, kQ8 ? 8 : 4, g);
+      const uint8_t* q = blk + (2 + 4 * g) * 32;
+      __m256i v[4];
+      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      const __m256i alo = _mm256_set1_epi32(load_i32(a + 4 * g));
+      const __m256i ahi = _mm256_set1_epi32(load_i32(a + 16 + 4 * g));
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) {
+        if (kQ8) {
+          const __m256i p =
+              _mm256_maddubs_epi16(_mm256_abs_epi8(v[c]), _mm256_sign_epi8(alo, v[c]));
+          ia[c] = _mm256_add_epi32(ia[c], _mm256_madd_epi16(p, ones));
+          continue;
+        }
+        const __m256i lo = _mm256_and_si256(v[c], m0f);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
+        if (kIq4) {
+          const __m256i wl = _mm256_shuffle_epi8(table, lo), wh = _mm256_shuffle_epi8(table, hi);
+          const __m256i pl = _mm256_maddubs_epi16(_mm256_abs_epi8(wl), _mm256_sign_epi8(alo, wl));
+          const __m256i ph = _mm256_maddubs_epi16(_mm256_abs_epi8(wh), _mm256_sign_epi8(ahi, wh));
+          ia[c] = _mm256_add_epi32(
+              ia[c], _mm256_add_epi32(_mm256_madd_epi16(pl, ones), _mm256_madd_epi16(ph, ones)));
+        } else {  // 16-bit pair sums, widened after the block
+          ia[c] = _mm256_add_epi16(ia[c], _mm256_add_epi16(_mm256_maddubs_epi16(lo, alo),
+                                                           _mm256_maddubs_epi16(hi, ahi)));
+        }
+      }
+    }
+    float dxv;
+    __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
+    const __m256 dx = _mm256_set1_ps(dxv);
+    const __m256i off = _mm256_set1_epi32(-8 * load_i32(xrow + xs_off + 4 * kb));
+    for (int c = 0; c < 4; ++c) {
+      const __m256i sum =
+          kQ8 || kIq4 ? ia[c] : _mm256_add_epi32(_mm256_madd_epi16(ia[c], ones), off);
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum),
+                               _mm256_mul_ps(_mm256_load_ps(dw + 8 * c), dx), acc[c]);
+    }
+  }
+  for (int c = 0; c < 4 && 8 * c < n_cols; ++c)
+    _mm256_maskstore_ps(y + 8 * c, lane_mask8(n_cols - 8 * c), acc[c]);
+}
+
+// Q8_0, and through its repack to signed codes Q4_0 and IQ4_NL (block_bytes 34 or 18); a block
+// of one row reads its panels in place instead.
 template <int kType>
 inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
   constexpr int64_t kBlockBytes = kType == int(core::DType::kQ8_0) ? 34 : 18;
@@ -156,6 +235,12 @@ inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
   alignas(64) float dw[kQ8Chunk * 32];
   const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
   const int64_t nbt = job.K / 32, pstride = nbt * 32 * kBlockBytes;
+  if (b.m1 - b.m0 == 1) {
+    for (int64_t p = b.p0; p < b.p1; ++p)
+      q8_0_row_in_place<kType>(panels + p * pstride, nbt, job.xq + b.m0 * job.ldq, job.xd_off,
+                               job.xs_off, job.y + b.m0 * job.ldy + p * 32, job.N - p * 32);
+    return;
+  }
   for (int64_t p = b.p0; p < b.p1; ++p) {
     for (int64_t kb0 = 0; kb0 < nbt; kb0 += kQ8Chunk) {
       const int nb = int(nbt - kb0 < kQ8Chunk ? nbt - kb0 : kQ8Chunk);
@@ -174,34 +259,42 @@ inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
   }
 }
 
-// One Q4_K k block of a panel (144 byte rows of 32 lanes) -> Q4KRepacked.
-inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
-  scales_f16(blk, w->d);
-  scales_f16(blk + 64, w->dmin);
-  // The scales and mins as kernels/quant.cc's q4k_scale_min, on 8 lanes of 32 bits at a time.
+// The 32 lanes' d, dmin and 8 sub-blocks' scales and mins of one Q4_K k block of a panel (144
+// byte rows of 32 lanes), the scales and mins as kernels/quant.cc's q4k_scale_min, on 8 lanes
+// of 32 bits at a time.
+inline void q4_k_block_scales(const uint8_t* blk, float* d, float* dmin, int32_t (*sc)[32],
+                              int32_t (*mn)[32]) {
+  scales_f16(blk, d);
+  scales_f16(blk + 64, dmin);
   const __m256i m63 = _mm256_set1_epi32(63), m15 = _mm256_set1_epi32(15);
   for (int c = 0; c < 4; ++c) {
     __m256i s[12];
     for (int i = 0; i < 12; ++i)
       s[i] = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)(blk + (4 + i) * 32 + 8 * c)));
     for (int j = 0; j < 8; ++j) {
-      __m256i sc, mn;
+      __m256i vs, vm;
       if (j < 4) {
-        sc = _mm256_and_si256(s[j], m63);
-        mn = _mm256_and_si256(s[j + 4], m63);
+        vs = _mm256_and_si256(s[j], m63);
+        vm = _mm256_and_si256(s[j + 4], m63);
       } else {
-        sc = _mm256_or_si256(_mm256_and_si256(s[j + 4], m15),
+        vs = _mm256_or_si256(_mm256_and_si256(s[j + 4], m15),
                              _mm256_slli_epi32(_mm256_srli_epi32(s[j - 4], 6), 4));
-        mn = _mm256_or_si256(_mm256_srli_epi32(s[j + 4], 4),
+        vm = _mm256_or_si256(_mm256_srli_epi32(s[j + 4], 4),
                              _mm256_slli_epi32(_mm256_srli_epi32(s[j], 6), 4));
       }
-      _mm256_store_si256((__m256i*)(w->sc[j] + 8 * c), sc);
-      _mm256_store_si256((__m256i*)(w->mn[j] + 8 * c), mn);
+      _mm256_store_si256((__m256i*)(sc[j] + 8 * c), vs);
+      _mm256_store_si256((__m256i*)(mn[j] + 8 * c), vm);
     }
   }
+}
+
+// One Q4_K k block of a panel -> Q4KRepacked.
+inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
+  q4_k_block_scales(blk, w->d, w->dmin, w->sc, w->mn);
   const __m256i m0f = _mm256_set1_epi8(0x0f);
   for (int i = 0; i < 4; ++i) {
     for (int g = 0; g < 8; ++g) {
+      prefetch_part(blk + 32 * 144, 32 * 144, 32, 8 * i + g);
       const uint8_t* q = blk + (16 + 32 * i + 4 * g) * 32;
       __m256i v[4];
       transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
@@ -227,6 +320,7 @@ inline void repack_q6_k(const uint8_t* blk, Q6KRepacked* w) {
   const __m256i m0f = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
   for (int h = 0; h < 2; ++h) {
     for (int g = 0; g < 8; ++g) {
+      prefetch_part(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
       __m256i l0[4], l1[4], u[4];
       const uint8_t* q0 = blk + (64 * h + 4 * g) * 32;
       const uint8_t* q1 = blk + (64 * h + 32 + 4 * g) * 32;
@@ -266,13 +360,77 @@ inline void int8_q6_k_block(const GemmJob& job, const GemmBlock& b) {
   }
 }
 
-// Q4_K: one k block (256 inputs) at a time, repacked once for all the block's row tiles.
+// One row x one Q4_K k block of a panel read in place (decode: a block of one row reuses no
+// repack, so the transposed nibbles go straight into the multiplies): the same exact integer
+// sums as q4_k_tile<1> and its two float steps, so the same bits. A vpmaddubsw pair sums at
+// most 2 * 15 * 127 = 3,810 in magnitude, so the 8 pairs of a lane's 16-bit half over a
+// sub-block's 8 groups stay below 2^15 (30,480) and add in 16 bits before one vpmaddwd.
+inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off,
+                              int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
+  alignas(32) float d[32], dmin[32];
+  alignas(32) int32_t sc[8][32], mn[8][32];
+  q4_k_block_scales(blk, d, dmin, sc, mn);
+  const __m256i m0f = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
+  const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + xs_off) + kb * 16;
+  __m256i S[4];
+  for (int c = 0; c < 4; ++c) S[c] = _mm256_setzero_si256();
+  for (int i = 0; i < 4; ++i) {
+    __m256i lo[4], hi[4];  // 16-bit pair sums of sub-blocks 2i and 2i + 1, per 8 lanes
+    for (int c = 0; c < 4; ++c) lo[c] = hi[c] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      prefetch_part(blk + 32 * 144, 32 * 144, 32, 8 * i + g);
+      const uint8_t* q = blk + (16 + 32 * i + 4 * g) * 32;
+      __m256i v[4];
+      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      const uint8_t* a = xrow + kb * 256 + 64 * i + 4 * g;
+      const __m256i alo = _mm256_set1_epi32(load_i32(a)), ahi = _mm256_set1_epi32(load_i32(a + 32));
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) {
+        lo[c] = _mm256_add_epi16(lo[c], _mm256_maddubs_epi16(_mm256_and_si256(v[c], m0f), alo));
+        hi[c] = _mm256_add_epi16(
+            hi[c], _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f), ahi));
+      }
+    }
+    for (int c = 0; c < 4; ++c) {
+      const __m256i cl = _mm256_load_si256((const __m256i*)(sc[2 * i] + 8 * c));
+      const __m256i ch = _mm256_load_si256((const __m256i*)(sc[2 * i + 1] + 8 * c));
+      S[c] = _mm256_add_epi32(S[c], _mm256_mullo_epi32(_mm256_madd_epi16(lo[c], ones), cl));
+      S[c] = _mm256_add_epi32(S[c], _mm256_mullo_epi32(_mm256_madd_epi16(hi[c], ones), ch));
+    }
+  }
+  float dxv;
+  __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
+  const __m256 dx = _mm256_set1_ps(dxv);
+  for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
+    const __m256i mask = lane_mask8(n_cols - 8 * c);
+    __m256i Mn = _mm256_setzero_si256();
+    for (int j = 0; j < 8; ++j)
+      Mn = _mm256_add_epi32(Mn,
+                            _mm256_mullo_epi32(_mm256_load_si256((const __m256i*)(mn[j] + 8 * c)),
+                                               _mm256_set1_epi32(s16[2 * j] + s16[2 * j + 1])));
+    __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + 8 * c, mask);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S[c]), _mm256_mul_ps(_mm256_load_ps(d + 8 * c), dx),
+                          acc);
+    acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(Mn), _mm256_mul_ps(_mm256_load_ps(dmin + 8 * c), dx),
+                           acc);
+    _mm256_maskstore_ps(y + 8 * c, mask, acc);
+  }
+}
+
+// Q4_K: one k block (256 inputs) at a time, repacked once for all the block's row tiles (a
+// block of one row reads the panel in place instead).
 inline void int8_q4_k_block(const GemmJob& job, const GemmBlock& b) {
   Q4KRepacked w;
   const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
   const int64_t nbt = job.K / 256, pstride = nbt * 32 * 144;
   for (int64_t p = b.p0; p < b.p1; ++p) {
     for (int64_t kb = 0; kb < nbt; ++kb) {
+      if (b.m1 - b.m0 == 1) {
+        q4_k_row_in_place(panels + p * pstride + kb * 32 * 144, job.xq + b.m0 * job.ldq, job.xd_off,
+                          job.xs_off, kb, job.y + b.m0 * job.ldy + p * 32, kb == 0, job.N - p * 32);
+        continue;
+      }
       repack_q4_k(panels + p * pstride + kb * 32 * 144, &w);
       for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
         const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);

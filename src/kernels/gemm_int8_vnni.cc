@@ -68,6 +68,36 @@ ANCHORAGE_FORCE_INLINE void scales(const uint8_t* p, __m512i perm, __m512* d0, _
   *d1 = _mm512_maskz_cvtph_ps(kAll, _mm512_extracti64x4_epi64(h, 1));
 }
 
+#include "kernels/simd/prefetch.h"
+
+// The float step of every tile after a k block, in gemm_scalar.cc's order: per row and half,
+// acc = fma(float(isum), d * dx, acc), dx the row's activation scale of block kb.
+template <int R>
+ANCHORAGE_FORCE_INLINE void add_block(__m512 (&acc)[R][2], const __m512i (&isum)[R][2], __m512 d0,
+                                      __m512 d1, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
+                                      int64_t kb) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
+    acc[r][0] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, isum[r][0]), _mm512_mul_ps(d0, dx),
+                                acc[r][0]);
+    acc[r][1] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, isum[r][1]), _mm512_mul_ps(d1, dx),
+                                acc[r][1]);
+  }
+}
+
+// R rows' 32 outputs to y, the lanes from n_cols on left alone.
+template <int R>
+ANCHORAGE_FORCE_INLINE void store_rows(const __m512 (&acc)[R][2], float* y, int64_t ldy,
+                                       int64_t n_cols) {
+  const __mmask16 k0 = lane_mask(n_cols), k1 = lane_mask(n_cols - 16);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    _mm512_mask_storeu_ps(y + r * ldy, k0, acc[r][0]);
+    _mm512_mask_storeu_ps(y + r * ldy + 16, k1, acc[r][1]);
+  }
+}
+
 // Rows of a tile: 2R float accumulators + 2R block sums + 2 weight vectors + a broadcast +
 // the 4 permutation / flip constants within 32 zmm.
 constexpr int kMr = 4;
@@ -91,6 +121,7 @@ void q8_0_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
       ia[r][0] = ia[r][1] = _mm512_set1_epi32(-128 * load_i32(xrow + r * ldq + xs_off + 4 * kb));
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
+      prefetch_part(blk + 4 * 32 * 34, 32 * 34, 8, g);
       const __m512i z01 = _mm512_loadu_si512(blk + 64 + 128 * g);
       const __m512i z23 = _mm512_loadu_si512(blk + 128 + 128 * g);
       const __m512i w0 = _mm512_xor_si512(_mm512_permutex2var_epi8(z01, p0, z23), flip);
@@ -104,21 +135,9 @@ void q8_0_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
     }
     __m512 d0, d1;
     scales(blk, ph, &d0, &d1);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
-      acc[r][0] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, ia[r][0]), _mm512_mul_ps(d0, dx),
-                                  acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, ia[r][1]), _mm512_mul_ps(d1, dx),
-                                  acc[r][1]);
-    }
+    add_block<R>(acc, ia, d0, d1, xrow, ldq, xd_off, kb);
   }
-  const __mmask16 m0 = lane_mask(n_cols), m1 = lane_mask(n_cols - 16);
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_ps(y + r * ldy, m0, acc[r][0]);
-    _mm512_mask_storeu_ps(y + r * ldy + 16, m1, acc[r][1]);
-  }
+  store_rows<R>(acc, y, ldy, n_cols);
 }
 
 using Q8Tile = void (*)(const uint8_t*, int64_t, const uint8_t*, int64_t, int64_t, int64_t, float*,
@@ -175,6 +194,7 @@ void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t 
           _mm512_set1_epi32((kIq4 ? -128 : -8) * load_i32(xrow + r * ldq + xs_off + 4 * kb));
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
+      prefetch_part(blk + 8 * 32 * 18, 32 * 18, 4, g);
       const __m512i z01 = _mm512_loadu_si512(blk + (2 + 4 * g) * 32);
       const __m512i z23 = _mm512_loadu_si512(blk + (4 + 4 * g) * 32);
       __m512i w[2][2];  // [low / high nibble][lanes 0-15 / 16-31]
@@ -199,21 +219,9 @@ void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t 
     }
     __m512 d0, d1;
     scales(blk, ph, &d0, &d1);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
-      acc[r][0] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, ia[r][0]), _mm512_mul_ps(d0, dx),
-                                  acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, ia[r][1]), _mm512_mul_ps(d1, dx),
-                                  acc[r][1]);
-    }
+    add_block<R>(acc, ia, d0, d1, xrow, ldq, xd_off, kb);
   }
-  const __mmask16 k0 = lane_mask(n_cols), k1 = lane_mask(n_cols - 16);
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_ps(y + r * ldy, k0, acc[r][0]);
-    _mm512_mask_storeu_ps(y + r * ldy + 16, k1, acc[r][1]);
-  }
+  store_rows<R>(acc, y, ldy, n_cols);
 }
 
 template <bool kIq4>
@@ -290,6 +298,7 @@ void q4_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
         lo[r][0] = lo[r][1] = hi[r][0] = hi[r][1] = _mm512_setzero_si512();
 #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
+        prefetch_part(blk + 32 * 144, 32 * 144, 32, 8 * i + g);
         const uint8_t* q = blk + (16 + 32 * i + 4 * g) * 32;
         const __m512i z01 = _mm512_loadu_si512(q), z23 = _mm512_loadu_si512(q + 64);
         const __m512i t0 = _mm512_permutex2var_epi8(z01, p0, z23);
@@ -342,12 +351,7 @@ void q4_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
           _mm512_fnmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, Mn[1]), _mm512_mul_ps(m1, dx), acc[r][1]);
     }
   }
-  const __mmask16 k0 = lane_mask(n_cols), k1 = lane_mask(n_cols - 16);
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_ps(y + r * ldy, k0, acc[r][0]);
-    _mm512_mask_storeu_ps(y + r * ldy + 16, k1, acc[r][1]);
-  }
+  store_rows<R>(acc, y, ldy, n_cols);
 }
 
 void q4_k_block(const GemmJob& job, const GemmBlock& b) {
@@ -364,10 +368,12 @@ void q4_k_block(const GemmJob& job, const GemmBlock& b) {
 }
 
 // R rows x one Q6_K panel (210-byte-row k blocks: 128 rows of low nibbles ql, 64 of high bit
-// pairs qh, 16 of int8 scales, d) over all of K, from +0.0f. Per (h, t) and half sub-block of
-// 16 inputs, the 6-bit codes are assembled from the transposed ql and qh (the nibble, and the
-// bit pair shifted to bits 4-5), multiplied as unsigned, and the 32 offset is taken out of the
-// exact sum with the activations' sum of the sub-block.
+// pairs qh, 16 of int8 scales, d) over all of K, from +0.0f. Each group of 4 inputs of ql and
+// qh is permuted once (inputs 128h + 32t + e read ql row 64h + 32(t % 2) + e and qh row
+// 128 + 32h + e for all four t), then the 6-bit codes of the four t are assembled from it (the
+// nibble, and the bit pair shifted to bits 4-5), multiplied as unsigned, and the 32 offset is
+// taken out of each exact sub-block sum with the activations' sum of the sub-block. The
+// integer sums are exact, so their order is free; the float steps are gemm_scalar.cc's.
 template <int R>
 void q6_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
@@ -383,38 +389,53 @@ void q6_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) S[r][0] = S[r][1] = _mm512_setzero_si512();
     for (int h = 0; h < 2; ++h) {
-      for (int t = 0; t < 4; ++t) {
 #pragma GCC unroll 2
-        for (int sub = 0; sub < 2; ++sub) {
-          const int j = 8 * h + 2 * t + sub;  // the sub-block of 16 inputs
-          __m512i is[R][2];
-#pragma GCC unroll 8
-          for (int r = 0; r < R; ++r) is[r][0] = is[r][1] = _mm512_setzero_si512();
+      for (int sub = 0; sub < 2; ++sub) {
+        __m512i is[4][R][2];  // [t]: sub-block 8h + 2t + sub
 #pragma GCC unroll 4
-          for (int g = 4 * sub; g < 4 * sub + 4; ++g) {
-            const uint8_t* ql = blk + (64 * h + 32 * (t % 2) + 4 * g) * 32;
-            const uint8_t* qh = blk + (128 + 32 * h + 4 * g) * 32;
+        for (int t = 0; t < 4; ++t)
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) is[t][r][0] = is[t][r][1] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+        for (int g = 4 * sub; g < 4 * sub + 4; ++g) {
+          const uint8_t* ql0 = blk + (64 * h + 4 * g) * 32;
+          const uint8_t* ql1 = ql0 + 32 * 32;
+          const uint8_t* qh = blk + (128 + 32 * h + 4 * g) * 32;
+          prefetch_part(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
+          __m512i l0[2], l1[2], u[2];
+#pragma GCC unroll 2
+          for (int c = 0; c < 2; ++c) {
+            const __m512i perm = c == 0 ? p0 : p1;
+            l0[c] = _mm512_permutex2var_epi8(_mm512_loadu_si512(ql0), perm,
+                                             _mm512_loadu_si512(ql0 + 64));
+            l1[c] = _mm512_permutex2var_epi8(_mm512_loadu_si512(ql1), perm,
+                                             _mm512_loadu_si512(ql1 + 64));
+            u[c] =
+                _mm512_permutex2var_epi8(_mm512_loadu_si512(qh), perm, _mm512_loadu_si512(qh + 64));
+          }
+#pragma GCC unroll 4
+          for (int t = 0; t < 4; ++t) {
             __m512i q[2];
 #pragma GCC unroll 2
             for (int c = 0; c < 2; ++c) {
-              const __m512i perm = c == 0 ? p0 : p1;
-              const __m512i l = _mm512_permutex2var_epi8(_mm512_loadu_si512(ql), perm,
-                                                         _mm512_loadu_si512(ql + 64));
-              const __m512i u = _mm512_permutex2var_epi8(_mm512_loadu_si512(qh), perm,
-                                                         _mm512_loadu_si512(qh + 64));
+              const __m512i l = t % 2 == 0 ? l0[c] : l1[c];
               const __m512i nib = _mm512_and_si512(t < 2 ? l : _mm512_srli_epi16(l, 4), m0f);
               const __m512i up =
-                  t < 2 ? _mm512_slli_epi16(u, 4 - 2 * t) : _mm512_srli_epi16(u, 2 * t - 4);
-              q[c] = _mm512_or_si512(nib, _mm512_and_si512(up, m30));
+                  t < 2 ? _mm512_slli_epi16(u[c], 4 - 2 * t) : _mm512_srli_epi16(u[c], 2 * t - 4);
+              q[c] = _mm512_ternarylogic_epi32(nib, up, m30, 0xf8);  // nib | (up & m30)
             }
 #pragma GCC unroll 8
             for (int r = 0; r < R; ++r) {
               const __m512i a =
                   _mm512_set1_epi32(load_i32(xrow + r * ldq + kb * 256 + 128 * h + 32 * t + 4 * g));
-              is[r][0] = _mm512_dpbusd_epi32(is[r][0], q[0], a);
-              is[r][1] = _mm512_dpbusd_epi32(is[r][1], q[1], a);
+              is[t][r][0] = _mm512_dpbusd_epi32(is[t][r][0], q[0], a);
+              is[t][r][1] = _mm512_dpbusd_epi32(is[t][r][1], q[1], a);
             }
           }
+        }
+#pragma GCC unroll 4
+        for (int t = 0; t < 4; ++t) {
+          const int j = 8 * h + 2 * t + sub;
           const __m512i sc0 = _mm512_maskz_cvtepi8_epi32(
               kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + (192 + j) * 32)));
           const __m512i sc1 = _mm512_maskz_cvtepi8_epi32(
@@ -423,31 +444,19 @@ void q6_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
           for (int r = 0; r < R; ++r) {
             const __m512i off =
                 _mm512_set1_epi32(32 * load_i32(xrow + r * ldq + xs_off + 4 * (kb * 16 + j)));
-            S[r][0] =
-                _mm512_add_epi32(S[r][0], _mm512_mullo_epi32(_mm512_sub_epi32(is[r][0], off), sc0));
-            S[r][1] =
-                _mm512_add_epi32(S[r][1], _mm512_mullo_epi32(_mm512_sub_epi32(is[r][1], off), sc1));
+            S[r][0] = _mm512_add_epi32(S[r][0],
+                                       _mm512_mullo_epi32(_mm512_sub_epi32(is[t][r][0], off), sc0));
+            S[r][1] = _mm512_add_epi32(S[r][1],
+                                       _mm512_mullo_epi32(_mm512_sub_epi32(is[t][r][1], off), sc1));
           }
         }
       }
     }
     __m512 d0, d1;
     scales(blk + 208 * 32, ph, &d0, &d1);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
-      acc[r][0] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, S[r][0]), _mm512_mul_ps(d0, dx),
-                                  acc[r][0]);
-      acc[r][1] = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, S[r][1]), _mm512_mul_ps(d1, dx),
-                                  acc[r][1]);
-    }
+    add_block<R>(acc, S, d0, d1, xrow, ldq, xd_off, kb);
   }
-  const __mmask16 k0 = lane_mask(n_cols), k1 = lane_mask(n_cols - 16);
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_ps(y + r * ldy, k0, acc[r][0]);
-    _mm512_mask_storeu_ps(y + r * ldy + 16, k1, acc[r][1]);
-  }
+  store_rows<R>(acc, y, ldy, n_cols);
 }
 
 void q6_k_block(const GemmJob& job, const GemmBlock& b) {

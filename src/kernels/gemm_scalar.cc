@@ -43,69 +43,74 @@ void run_block(const GemmJob& job, const T* panels, const GemmBlock& b) {
 
 #include "kernels/unpack_impl.h"
 
-// The integer-dot Q8_0 GEMM (kernels/quant_dot.h), the plainest statement of what the SIMD
-// kernels (gemm_int8_impl.h) compute: per output, acc = +0.0f, then for every 32-input block
-// kb in order acc = fma(float(isum), dw * dx, acc), where isum = the exact int32 sum of weight
-// quant x activation quant over the block, dw the block's f16 scale as f32 and dx the
-// activations' block scale. The integer sum is exact in any order; the float steps are
-// spelled out (-ffp-contract=off), so every ISA gives these bits.
-void int8_q8_0(const GemmJob& job, const GemmBlock& b) {
+// The loops every scalar integer-dot kernel below shares: per panel and row, 32 outputs from
+// +0.0f, then `step(blk, act, kb, acc)` for each k block of kBlockBytes byte rows (32 lanes
+// each) in order, act the row's activations (kernels/quant_dot.h: quants, scales, sums); the
+// row's columns stored at the end.
+struct ActRow {
+  const int8_t* q;   // quants
+  const float* d;    // a block scale per kernels/quant_dot.h ActFormat block
+  const int32_t* s;  // a sum of quants per ActFormat sum_block
+};
+
+template <int kBlockBytes, int kBlockInputs, typename Step>
+void int8_rows(const GemmJob& job, const GemmBlock& b, Step step) {
   const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
-  const int64_t nb = job.K / 32, pstride = nb * 32 * 34;
+  const int64_t nb = job.K / kBlockInputs, pstride = nb * 32 * kBlockBytes;
   for (int64_t p = b.p0; p < b.p1; ++p) {
     for (int64_t m = b.m0; m < b.m1; ++m) {
       const uint8_t* row = job.xq + m * job.ldq;
-      const int8_t* a = reinterpret_cast<const int8_t*>(row);
-      const float* dx = reinterpret_cast<const float*>(row + job.xd_off);
+      const ActRow act{reinterpret_cast<const int8_t*>(row),
+                       reinterpret_cast<const float*>(row + job.xd_off),
+                       reinterpret_cast<const int32_t*>(row + job.xs_off)};
       float acc[32] = {};
-      for (int64_t kb = 0; kb < nb; ++kb) {
-        const uint8_t* blk = panels + p * pstride + kb * 32 * 34;
-        int32_t isum[32] = {};
-        for (int i = 0; i < 32; ++i) {
-          const int8_t* w = reinterpret_cast<const int8_t*>(blk + (2 + i) * 32);
-          const int32_t ai = a[kb * 32 + i];
-          for (int l = 0; l < 32; ++l) isum[l] += int32_t(w[l]) * ai;
-        }
-        for (int l = 0; l < 32; ++l) {
-          const float dw = core::f16_to_f32(uint16_t(blk[l] | blk[32 + l] << 8));
-          acc[l] = std::fma(float(isum[l]), dw * dx[kb], acc[l]);
-        }
-      }
+      for (int64_t kb = 0; kb < nb; ++kb)
+        step(panels + p * pstride + kb * 32 * kBlockBytes, act, kb, acc);
       float* y = job.y + m * job.ldy + p * 32;
       for (int64_t j = 0; j < job.N - p * 32 && j < 32; ++j) y[j] = acc[j];
     }
   }
 }
 
+// Lane l's f16 at byte rows r and r + 1 of a k block, as f32.
+float lane_f16(const uint8_t* blk, int r, int l) {
+  return core::f16_to_f32(uint16_t(blk[r * 32 + l] | blk[(r + 1) * 32 + l] << 8));
+}
+
+// The integer-dot Q8_0 GEMM (kernels/quant_dot.h), the plainest statement of what the SIMD
+// kernels (gemm_int8_impl.h, gemm_int8_vnni.cc) compute: per output, acc = +0.0f, then for
+// every 32-input block kb in order acc = fma(float(isum), dw * dx, acc), where isum = the exact
+// int32 sum of weight quant x activation quant over the block, dw the block's f16 scale as f32
+// and dx the activations' block scale. The integer sum is exact in any order; the float steps
+// are spelled out (-ffp-contract=off), so every ISA gives these bits.
+void int8_q8_0(const GemmJob& job, const GemmBlock& b) {
+  int8_rows<34, 32>(job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
+    int32_t isum[32] = {};
+    for (int i = 0; i < 32; ++i) {
+      const int8_t* w = reinterpret_cast<const int8_t*>(blk + (2 + i) * 32);
+      const int32_t ai = a.q[kb * 32 + i];
+      for (int l = 0; l < 32; ++l) isum[l] += int32_t(w[l]) * ai;
+    }
+    for (int l = 0; l < 32; ++l)
+      acc[l] = std::fma(float(isum[l]), lane_f16(blk, 0, l) * a.d[kb], acc[l]);
+  });
+}
+
 // Q4_0 and IQ4_NL (32-blocks: f16 d, then 16 bytes whose low / high nibbles are inputs e /
 // 16 + e): as Q8_0 with the signed code w = q - 8, or IQ4_NL's table level kUnpackIq4Values[q].
 template <bool kIq4>
 void int8_q4_32(const GemmJob& job, const GemmBlock& b) {
-  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
-  const int64_t nb = job.K / 32, pstride = nb * 32 * 18;
-  for (int64_t p = b.p0; p < b.p1; ++p) {
-    for (int64_t m = b.m0; m < b.m1; ++m) {
-      const uint8_t* row = job.xq + m * job.ldq;
-      const int8_t* a = reinterpret_cast<const int8_t*>(row);
-      const float* dx = reinterpret_cast<const float*>(row + job.xd_off);
-      float acc[32] = {};
-      for (int64_t kb = 0; kb < nb; ++kb) {
-        const uint8_t* blk = panels + p * pstride + kb * 32 * 18;
-        for (int l = 0; l < 32; ++l) {
-          int32_t isum = 0;
-          for (int i = 0; i < 32; ++i) {
-            const uint8_t byte = blk[(2 + i % 16) * 32 + l];
-            const int q = i < 16 ? byte & 0xF : byte >> 4;
-            isum += (kIq4 ? kUnpackIq4Values[q] : q - 8) * a[kb * 32 + i];
-          }
-          const float dw = core::f16_to_f32(uint16_t(blk[l] | blk[32 + l] << 8));
-          acc[l] = std::fma(float(isum), dw * dx[kb], acc[l]);
-        }
+  int8_rows<18, 32>(job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
+    for (int l = 0; l < 32; ++l) {
+      int32_t isum = 0;
+      for (int i = 0; i < 32; ++i) {
+        const uint8_t byte = blk[(2 + i % 16) * 32 + l];
+        const int q = i < 16 ? byte & 0xF : byte >> 4;
+        isum += (kIq4 ? kUnpackIq4Values[q] : q - 8) * a.q[kb * 32 + i];
       }
-      float* y = job.y + m * job.ldy + p * 32;
-      for (int64_t j = 0; j < job.N - p * 32 && j < 32; ++j) y[j] = acc[j];
+      acc[l] = std::fma(float(isum), lane_f16(blk, 0, l) * a.d[kb], acc[l]);
     }
-  }
+  });
 }
 
 // Q4_K sub-block j's 6-bit scale and min from a lane's 12 scale bytes (as kernels/quant.cc).
@@ -124,43 +129,27 @@ void q4_k_scale_min(int j, const uint8_t* s, int* sc, int* m) {
 // m_j * (the activations' sum over those 32 inputs), both exact int32; then, blocks in order
 // from +0.0f, acc = fma(float(S), d * dx, acc) and acc = fma(-float(Mn), dmin * dx, acc).
 void int8_q4_k(const GemmJob& job, const GemmBlock& b) {
-  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
-  const int64_t nb = job.K / 256, pstride = nb * 32 * 144;
-  for (int64_t p = b.p0; p < b.p1; ++p) {
-    for (int64_t m = b.m0; m < b.m1; ++m) {
-      const uint8_t* row = job.xq + m * job.ldq;
-      const int8_t* a = reinterpret_cast<const int8_t*>(row);
-      const float* dx = reinterpret_cast<const float*>(row + job.xd_off);
-      const int32_t* s16 = reinterpret_cast<const int32_t*>(row + job.xs_off);
-      float acc[32] = {};
-      for (int64_t kb = 0; kb < nb; ++kb) {
-        const uint8_t* blk = panels + p * pstride + kb * 32 * 144;
-        for (int l = 0; l < 32; ++l) {
-          uint8_t sb[12];
-          for (int i = 0; i < 12; ++i) sb[i] = blk[(4 + i) * 32 + l];
-          int32_t S = 0, Mn = 0;
-          for (int j = 0; j < 8; ++j) {
-            int sc, mn;
-            q4_k_scale_min(j, sb, &sc, &mn);
-            int32_t isum = 0;
-            for (int e = 0; e < 32; ++e) {
-              const uint8_t byte = blk[(16 + 32 * (j / 2) + e) * 32 + l];
-              const int q = j % 2 == 0 ? byte & 0xF : byte >> 4;
-              isum += q * a[kb * 256 + 32 * j + e];
-            }
-            S += sc * isum;
-            Mn += mn * (s16[kb * 16 + 2 * j] + s16[kb * 16 + 2 * j + 1]);
-          }
-          const float d = core::f16_to_f32(uint16_t(blk[l] | blk[32 + l] << 8));
-          const float dmin = core::f16_to_f32(uint16_t(blk[64 + l] | blk[96 + l] << 8));
-          acc[l] = std::fma(float(S), d * dx[kb], acc[l]);
-          acc[l] = std::fma(-float(Mn), dmin * dx[kb], acc[l]);
+  int8_rows<144, 256>(job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
+    for (int l = 0; l < 32; ++l) {
+      uint8_t sb[12];
+      for (int i = 0; i < 12; ++i) sb[i] = blk[(4 + i) * 32 + l];
+      int32_t S = 0, Mn = 0;
+      for (int j = 0; j < 8; ++j) {
+        int sc, mn;
+        q4_k_scale_min(j, sb, &sc, &mn);
+        int32_t isum = 0;
+        for (int e = 0; e < 32; ++e) {
+          const uint8_t byte = blk[(16 + 32 * (j / 2) + e) * 32 + l];
+          const int q = j % 2 == 0 ? byte & 0xF : byte >> 4;
+          isum += q * a.q[kb * 256 + 32 * j + e];
         }
+        S += sc * isum;
+        Mn += mn * (a.s[kb * 16 + 2 * j] + a.s[kb * 16 + 2 * j + 1]);
       }
-      float* y = job.y + m * job.ldy + p * 32;
-      for (int64_t j = 0; j < job.N - p * 32 && j < 32; ++j) y[j] = acc[j];
+      acc[l] = std::fma(float(S), lane_f16(blk, 0, l) * a.d[kb], acc[l]);
+      acc[l] = std::fma(-float(Mn), lane_f16(blk, 2, l) * a.d[kb], acc[l]);
     }
-  }
+  });
 }
 
 // The integer-dot Q6_K GEMM (activations in 256-blocks, sums per 16): per output and 256-block,
@@ -170,39 +159,24 @@ void int8_q4_k(const GemmJob& job, const GemmBlock& b) {
 // ql row 64h + 32(t % 2) + e (low nibble for t < 2, high for t >= 2) with bits 2t, 2t+1 of qh
 // row 128 + 32h + e above it.
 void int8_q6_k(const GemmJob& job, const GemmBlock& b) {
-  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
-  const int64_t nb = job.K / 256, pstride = nb * 32 * 210;
-  for (int64_t p = b.p0; p < b.p1; ++p) {
-    for (int64_t m = b.m0; m < b.m1; ++m) {
-      const uint8_t* row = job.xq + m * job.ldq;
-      const int8_t* a = reinterpret_cast<const int8_t*>(row);
-      const float* dx = reinterpret_cast<const float*>(row + job.xd_off);
-      const int32_t* s16 = reinterpret_cast<const int32_t*>(row + job.xs_off);
-      float acc[32] = {};
-      for (int64_t kb = 0; kb < nb; ++kb) {
-        const uint8_t* blk = panels + p * pstride + kb * 32 * 210;
-        for (int l = 0; l < 32; ++l) {
-          int32_t isum[16] = {};
-          for (int k = 0; k < 256; ++k) {
-            const int h = k / 128, t = (k % 128) / 32, e = k % 32;
-            const uint8_t ql = blk[(64 * h + 32 * (t % 2) + e) * 32 + l];
-            const uint8_t qh = blk[(128 + 32 * h + e) * 32 + l];
-            const int q = (t < 2 ? ql & 0xF : ql >> 4) | ((qh >> (2 * t)) & 3) << 4;
-            isum[k / 16] += q * a[kb * 256 + k];
-          }
-          int32_t S = 0;
-          for (int j = 0; j < 16; ++j) {
-            const int sc = static_cast<int8_t>(blk[(192 + j) * 32 + l]);
-            S += sc * (isum[j] - 32 * s16[kb * 16 + j]);
-          }
-          const float d = core::f16_to_f32(uint16_t(blk[208 * 32 + l] | blk[209 * 32 + l] << 8));
-          acc[l] = std::fma(float(S), d * dx[kb], acc[l]);
-        }
+  int8_rows<210, 256>(job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
+    for (int l = 0; l < 32; ++l) {
+      int32_t isum[16] = {};
+      for (int k = 0; k < 256; ++k) {
+        const int h = k / 128, t = (k % 128) / 32, e = k % 32;
+        const uint8_t ql = blk[(64 * h + 32 * (t % 2) + e) * 32 + l];
+        const uint8_t qh = blk[(128 + 32 * h + e) * 32 + l];
+        const int q = (t < 2 ? ql & 0xF : ql >> 4) | ((qh >> (2 * t)) & 3) << 4;
+        isum[k / 16] += q * a.q[kb * 256 + k];
       }
-      float* y = job.y + m * job.ldy + p * 32;
-      for (int64_t j = 0; j < job.N - p * 32 && j < 32; ++j) y[j] = acc[j];
+      int32_t S = 0;
+      for (int j = 0; j < 16; ++j) {
+        const int sc = static_cast<int8_t>(blk[(192 + j) * 32 + l]);
+        S += sc * (isum[j] - 32 * a.s[kb * 16 + j]);
+      }
+      acc[l] = std::fma(float(S), lane_f16(blk, 208, l) * a.d[kb], acc[l]);
     }
-  }
+  });
 }
 
 }  // namespace

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 9;
+inline constexpr int kKernelVersion = 10;
 
 }  // namespace anchorage::kernels

@@ -1,4 +1,4 @@
-// Row norms (docs/model-qwen35.md §0, §2.4, §2.9). One fixed reduction order per row: the
+// Row norms (docs/model.md §0, §2.4, §2.9). One fixed reduction order per row: the
 // canonical 16-lane order (lane l sums x[i]·x[i] for i ≡ l mod 16 with an FMA chain in
 // increasing i from +0, the last partial block padded with +0, then lanes fold 8, 4, 2, 1 as
 // V16::reduce_add does). Then, pinned (kernels/norm_impl.h):

@@ -4,8 +4,8 @@
 #include "kernels/quant_dot.h"
 
 #include <atomic>
+#include <bit>
 #include <cstdlib>
-#include <cstring>
 
 #include "core/check.h"
 
@@ -27,18 +27,6 @@ int64_t round_up(int64_t v, int64_t a) {
   return (v + a - 1) / a * a;
 }
 
-uint32_t bits_of(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-float float_of(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
 // One block of n inputs (see quant_dot.h). The max runs on the bits of |x| (for non-negative
 // floats the integer order is the float order), so it is exact in any order and vectorises;
 // the rounding is the add-and-subtract of 1.5 * 2^23, which rounds |v| <= 127 to the nearest
@@ -46,10 +34,10 @@ float float_of(uint32_t u) {
 float quantize_block(const float* x, int64_t n, int8_t* q) {
   uint32_t mb = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const uint32_t b = bits_of(x[i]) & 0x7fffffffu;
+    const uint32_t b = std::bit_cast<uint32_t>(x[i]) & 0x7fffffffu;
     mb = b > mb ? b : mb;
   }
-  const float d = float_of(mb) / 127.0f;
+  const float d = std::bit_cast<float>(mb) / 127.0f;
   const float id = d != 0.0f ? 1.0f / d : 0.0f;
   for (int64_t i = 0; i < n; ++i) {
     float v = x[i] * id;

@@ -1,4 +1,4 @@
-// Partial NeoX rotary embedding (docs/model-qwen35.md §3.3): for each head vector x of width D
+// Partial NeoX rotary embedding (docs/model.md §3.3): for each head vector x of width D
 // at position p, pairs (i, i + R/2) for i < R/2 rotate by φ = p · theta^(-2i/R) (both formed
 // in fp32); dims R..D-1 are unchanged. cos/sin come from libm per (position, i), so the same
 // position always gets the same bits. Pinned (kernels/rope.cc, rope_impl.h):

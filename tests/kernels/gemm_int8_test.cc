@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/dtype.h"
@@ -160,15 +161,20 @@ TEST_P(GemmInt8, F32SettingGivesTheF32Chain) {
 }
 
 // Blocks of random bytes (every code, -128 for Q8_0, 15 for Q4_K, 63 for Q6_K, any scale and
-// min byte) with the f16 scales set to finite values, against activations whose blocks reach
-// both +-127: the integer paths must neither saturate (AVX2's 16-bit pair sums) nor overflow.
-TEST_P(GemmInt8, RandomBlockBytesAndFullScaleActivations) {
+// min byte), then of all-ones bytes (every code at its largest magnitude: the largest sums),
+// with the f16 scales set to finite values, against activations whose blocks reach both +-127
+// (random signs; then all +127 with the all-ones bytes): the integer paths must neither
+// saturate (AVX2's 16-bit pair sums and its decode path's 16-bit sums over a sub-block) nor
+// overflow, for the whole batch and for each row alone (the decode paths).
+class GemmInt8Extremes : public ::testing::TestWithParam<std::tuple<DType, bool>> {};
+
+TEST_P(GemmInt8Extremes, BlockBytesAndFullScaleActivations) {
   Int8Scope scope;
-  const DType t = GetParam();
+  const auto [t, all_ones] = GetParam();
   const int64_t M = 9, K = 512, N = 70;
   Problem p(M, K, N, t, 21);
   core::Rng rng(22);
-  for (auto& b : p.rows) b = uint8_t(rng.next_u64());
+  for (auto& b : p.rows) b = all_ones ? uint8_t(0xff) : uint8_t(rng.next_u64());
   const int64_t bb = core::dtype_block_bytes(t), rb = core::dtype_row_bytes(t, K);
   for (int64_t r = 0; r < N; ++r) {
     for (int64_t blk = 0; blk < K / core::dtype_block_elements(t); ++blk) {
@@ -184,14 +190,30 @@ TEST_P(GemmInt8, RandomBlockBytesAndFullScaleActivations) {
     }
   }
   // Every activation at +-(block max): every quant +-127.
-  for (int64_t i = 0; i < M * p.ldx; ++i) p.x[size_t(i)] = rng.next_u64() % 2 ? 3.0f : -3.0f;
+  for (int64_t i = 0; i < M * p.ldx; ++i)
+    p.x[size_t(i)] = all_ones || rng.next_u64() % 2 ? 3.0f : -3.0f;
   p.w = PackedWeight::from_rows(p.rows.data(), t, N, K, t);
   const std::vector<float> ref = p.ref();
   for (Isa isa : runnable_isas()) {
     core::set_active_isa(isa);
     EXPECT_TRUE(same_bits(p.run(p.x.data(), M, nullptr), ref)) << core::isa_name(isa);
+    for (int64_t m = 0; m < M; ++m) {
+      const std::vector<float> row = p.run(p.x.data() + m * p.ldx, 1, nullptr);
+      EXPECT_EQ(0, std::memcmp(row.data(), ref.data() + m * N, size_t(N) * 4))
+          << core::isa_name(isa) << " row " << m;
+    }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, GemmInt8Extremes,
+                         ::testing::Combine(::testing::Values(DType::kQ8_0, DType::kQ4_K,
+                                                              DType::kQ6_K, DType::kQ4_0,
+                                                              DType::kIQ4_NL),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::string(core::dtype_name(std::get<0>(info.param))) +
+                                  (std::get<1>(info.param) ? "_all_ones" : "_random");
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GemmInt8,
                          ::testing::Values(DType::kQ8_0, DType::kQ4_K, DType::kQ6_K, DType::kQ4_0,

@@ -1,5 +1,5 @@
 // activation_ref: the definitions of the element-wise ops of kernels/activation.h, as plain
-// loops in double (docs/model-qwen35.md §0). Tests compare the fp32 kernels against them
+// loops in double (docs/model.md §0). Tests compare the fp32 kernels against them
 // within a stated tolerance; never on a serving path. Pure functions; any thread.
 #pragma once
 

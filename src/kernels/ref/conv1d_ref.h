@@ -1,4 +1,4 @@
-// conv1d_ref: the definition of kernels::conv1d_silu (docs/model-qwen35.md §2.3) as a plain
+// conv1d_ref: the definition of kernels::conv1d_silu (docs/model.md §2.3) as a plain
 // loop over the concatenation X = [tail | x], the tap sum and SiLU in double. Same arguments as
 // the kernel (tail updated in place the same way). For tests only. Pure; any thread.
 #pragma once

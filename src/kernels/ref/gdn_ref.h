@@ -1,5 +1,5 @@
 // gdn_ref: the definitions of kernels::gdn_gates and kernels::gdn_recurrence
-// (docs/model-qwen35.md §2.5, §2.7) as plain loops in double, the state held in double between
+// (docs/model.md §2.5, §2.7) as plain loops in double, the state held in double between
 // tokens (the fp64 reference of the spec's invariant §7.1). Same layouts as the kernels (gdn.h).
 // For tests only. Pure; any thread.
 #pragma once

@@ -40,99 +40,15 @@ float half_at(const uint8_t* p) {
   return core::f16_to_f32(h);
 }
 
-// Q4_K (ggml block: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles:
-// byte 32i + e holds element 64i + e low and 64i + 32 + e high). Activations in blocks of 256.
-void gemm_int8_ref_q4_k(const float* x, int64_t M, int64_t ldx, const void* rows, int64_t N,
-                        int64_t K, float* y, int64_t ldy) {
-  const int64_t row_bytes = core::dtype_row_bytes(core::DType::kQ4_K, K);
-  std::vector<int8_t> xq(static_cast<size_t>(K));
-  std::vector<float> xd(static_cast<size_t>(K / 256));
-  for (int64_t m = 0; m < M; ++m) {
-    for (int64_t b = 0; b < K / 256; ++b)
-      xd[size_t(b)] = quantize_block_ref(x + m * ldx + b * 256, 256, xq.data() + b * 256);
-    for (int64_t n = 0; n < N; ++n) {
-      const uint8_t* row = static_cast<const uint8_t*>(rows) + n * row_bytes;
-      float acc = 0.0f;
-      for (int64_t b = 0; b < K / 256; ++b) {
-        const uint8_t* blk = row + b * 144;
-        const uint8_t* sc12 = blk + 4;
-        int32_t S = 0, Mn = 0;
-        for (int j = 0; j < 8; ++j) {
-          const int sc = j < 4 ? sc12[j] & 63 : (sc12[j + 4] & 0xF) | ((sc12[j - 4] >> 6) << 4);
-          const int mn = j < 4 ? sc12[j + 4] & 63 : (sc12[j + 4] >> 4) | ((sc12[j] >> 6) << 4);
-          int32_t dot = 0, sum = 0;
-          for (int e = 0; e < 32; ++e) {
-            const uint8_t byte = blk[16 + 32 * (j / 2) + e];
-            const int8_t a = xq[size_t(b * 256 + 32 * j + e)];
-            dot += (j % 2 == 0 ? byte & 0xF : byte >> 4) * a;
-            sum += a;
-          }
-          S += sc * dot;
-          Mn += mn * sum;
-        }
-        acc = std::fma(float(S), half_at(blk) * xd[size_t(b)], acc);
-        acc = std::fma(-float(Mn), half_at(blk + 2) * xd[size_t(b)], acc);
-      }
-      y[m * ldy + n] = acc;
-    }
-  }
-}
-
-// Q6_K (ggml block: ql[128], qh[64], int8 scales[16], f16 d; per half n of 128 elements and
-// l < 32: element l, l + 32, l + 64, l + 96 are ql[l] low, ql[l + 32] low, ql[l] high,
-// ql[l + 32] high, with qh[l] bits 0-1, 2-3, 4-5, 6-7 above, minus 32; scale of element i is
-// scales[i / 16]). Activations in blocks of 256.
-void gemm_int8_ref_q6_k(const float* x, int64_t M, int64_t ldx, const void* rows, int64_t N,
-                        int64_t K, float* y, int64_t ldy) {
-  const int64_t row_bytes = core::dtype_row_bytes(core::DType::kQ6_K, K);
-  std::vector<int8_t> xq(static_cast<size_t>(K));
-  std::vector<float> xd(static_cast<size_t>(K / 256));
-  for (int64_t m = 0; m < M; ++m) {
-    for (int64_t b = 0; b < K / 256; ++b)
-      xd[size_t(b)] = quantize_block_ref(x + m * ldx + b * 256, 256, xq.data() + b * 256);
-    for (int64_t n = 0; n < N; ++n) {
-      const uint8_t* row = static_cast<const uint8_t*>(rows) + n * row_bytes;
-      float acc = 0.0f;
-      for (int64_t b = 0; b < K / 256; ++b) {
-        const uint8_t* blk = row + b * 210;
-        int q[256];
-        for (int half = 0; half < 2; ++half) {
-          const uint8_t* ql = blk + 64 * half;
-          const uint8_t* qh = blk + 128 + 32 * half;
-          for (int l = 0; l < 32; ++l) {
-            q[128 * half + l] = (ql[l] & 0xF) | ((qh[l] >> 0) & 3) << 4;
-            q[128 * half + l + 32] = (ql[l + 32] & 0xF) | ((qh[l] >> 2) & 3) << 4;
-            q[128 * half + l + 64] = (ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4;
-            q[128 * half + l + 96] = (ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4;
-          }
-        }
-        int32_t S = 0;
-        for (int j = 0; j < 16; ++j) {
-          int32_t dot = 0;
-          for (int i = 0; i < 16; ++i)
-            dot += (q[16 * j + i] - 32) * xq[size_t(b * 256 + 16 * j + i)];
-          S += int32_t(static_cast<int8_t>(blk[192 + j])) * dot;
-        }
-        acc = std::fma(float(S), half_at(blk + 208) * xd[size_t(b)], acc);
-      }
-      y[m * ldy + n] = acc;
-    }
-  }
-}
-
-}  // namespace
-
-void gemm_int8_ref(const float* x, int64_t M, int64_t ldx, const void* rows, core::DType type,
-                   int64_t N, int64_t K, float* y, int64_t ldy) {
-  if (type == core::DType::kQ4_K) return gemm_int8_ref_q4_k(x, M, ldx, rows, N, K, y, ldy);
-  if (type == core::DType::kQ6_K) return gemm_int8_ref_q6_k(x, M, ldx, rows, N, K, y, ldy);
-  ANCHORAGE_CHECK(type == core::DType::kQ8_0 || type == core::DType::kQ4_0 ||
-                  type == core::DType::kIQ4_NL);
-  // IQ4_NL's 16 levels (ggml's kvalues_iq4nl).
-  static const int kLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                  1,    13,   25,  38,  53,  69,  89,  113};
-  const int64_t B = 32;
+// The loops every integer-dot reference below shares: per row m its activations quantized in
+// blocks of B inputs, then per output n, acc from +0.0f, acc = step(blk, a, xd, acc) for each
+// weight block of the GGUF row in order (blk its bytes, a its B activation quants, xd their
+// scale).
+template <typename Step>
+void int8_ref_rows(const float* x, int64_t M, int64_t ldx, const void* rows, core::DType type,
+                   int64_t N, int64_t K, int64_t B, float* y, int64_t ldy, Step step) {
   const int64_t row_bytes = core::dtype_row_bytes(type, K);
+  const int64_t block_bytes = core::dtype_block_bytes(type);
   std::vector<int8_t> xq(static_cast<size_t>(K));
   std::vector<float> xd(static_cast<size_t>(K / B));
   for (int64_t m = 0; m < M; ++m) {
@@ -141,28 +57,90 @@ void gemm_int8_ref(const float* x, int64_t M, int64_t ldx, const void* rows, cor
     for (int64_t n = 0; n < N; ++n) {
       const uint8_t* row = static_cast<const uint8_t*>(rows) + n * row_bytes;
       float acc = 0.0f;
-      for (int64_t b = 0; b < K / B; ++b) {
-        // Q8_0: f16 d, 32 int8. Q4_0 / IQ4_NL: f16 d, 16 bytes, element i < 16 the low nibble
-        // of byte i, 16 + i the high; value q - 8 / kLevels[q].
-        const uint8_t* blk = row + b * (type == core::DType::kQ8_0 ? 34 : 18);
-        uint16_t h;
-        std::memcpy(&h, blk, 2);
-        int32_t sum = 0;
-        for (int64_t i = 0; i < B; ++i) {
-          int w;
-          if (type == core::DType::kQ8_0) {
-            w = static_cast<int8_t>(blk[2 + i]);
-          } else {
-            const int q = i < 16 ? blk[2 + i] & 0xF : blk[2 + i - 16] >> 4;
-            w = type == core::DType::kQ4_0 ? q - 8 : kLevels[q];
-          }
-          sum += w * xq[size_t(b * B + i)];
-        }
-        acc = std::fma(float(sum), core::f16_to_f32(h) * xd[size_t(b)], acc);
-      }
+      for (int64_t b = 0; b < K / B; ++b)
+        acc = step(row + b * block_bytes, xq.data() + b * B, xd[size_t(b)], acc);
       y[m * ldy + n] = acc;
     }
   }
+}
+
+// Q4_K (ggml block: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles:
+// byte 32i + e holds element 64i + e low and 64i + 32 + e high). Activations in blocks of 256.
+float q4_k_block_ref(const uint8_t* blk, const int8_t* xq, float xd, float acc) {
+  const uint8_t* sc12 = blk + 4;
+  int32_t S = 0, Mn = 0;
+  for (int j = 0; j < 8; ++j) {
+    const int sc = j < 4 ? sc12[j] & 63 : (sc12[j + 4] & 0xF) | ((sc12[j - 4] >> 6) << 4);
+    const int mn = j < 4 ? sc12[j + 4] & 63 : (sc12[j + 4] >> 4) | ((sc12[j] >> 6) << 4);
+    int32_t dot = 0, sum = 0;
+    for (int e = 0; e < 32; ++e) {
+      const uint8_t byte = blk[16 + 32 * (j / 2) + e];
+      const int8_t a = xq[32 * j + e];
+      dot += (j % 2 == 0 ? byte & 0xF : byte >> 4) * a;
+      sum += a;
+    }
+    S += sc * dot;
+    Mn += mn * sum;
+  }
+  acc = std::fma(float(S), half_at(blk) * xd, acc);
+  return std::fma(-float(Mn), half_at(blk + 2) * xd, acc);
+}
+
+// Q6_K (ggml block: ql[128], qh[64], int8 scales[16], f16 d; per half n of 128 elements and
+// l < 32: element l, l + 32, l + 64, l + 96 are ql[l] low, ql[l + 32] low, ql[l] high,
+// ql[l + 32] high, with qh[l] bits 0-1, 2-3, 4-5, 6-7 above, minus 32; scale of element i is
+// scales[i / 16]). Activations in blocks of 256.
+float q6_k_block_ref(const uint8_t* blk, const int8_t* xq, float xd, float acc) {
+  int q[256];
+  for (int half = 0; half < 2; ++half) {
+    const uint8_t* ql = blk + 64 * half;
+    const uint8_t* qh = blk + 128 + 32 * half;
+    for (int l = 0; l < 32; ++l) {
+      q[128 * half + l] = (ql[l] & 0xF) | ((qh[l] >> 0) & 3) << 4;
+      q[128 * half + l + 32] = (ql[l + 32] & 0xF) | ((qh[l] >> 2) & 3) << 4;
+      q[128 * half + l + 64] = (ql[l] >> 4) | ((qh[l] >> 4) & 3) << 4;
+      q[128 * half + l + 96] = (ql[l + 32] >> 4) | ((qh[l] >> 6) & 3) << 4;
+    }
+  }
+  int32_t S = 0;
+  for (int j = 0; j < 16; ++j) {
+    int32_t dot = 0;
+    for (int i = 0; i < 16; ++i) dot += (q[16 * j + i] - 32) * xq[16 * j + i];
+    S += int32_t(static_cast<int8_t>(blk[192 + j])) * dot;
+  }
+  return std::fma(float(S), half_at(blk + 208) * xd, acc);
+}
+
+}  // namespace
+
+void gemm_int8_ref(const float* x, int64_t M, int64_t ldx, const void* rows, core::DType type,
+                   int64_t N, int64_t K, float* y, int64_t ldy) {
+  if (type == core::DType::kQ4_K)
+    return int8_ref_rows(x, M, ldx, rows, type, N, K, 256, y, ldy, &q4_k_block_ref);
+  if (type == core::DType::kQ6_K)
+    return int8_ref_rows(x, M, ldx, rows, type, N, K, 256, y, ldy, &q6_k_block_ref);
+  ANCHORAGE_CHECK(type == core::DType::kQ8_0 || type == core::DType::kQ4_0 ||
+                  type == core::DType::kIQ4_NL);
+  // IQ4_NL's 16 levels (ggml's kvalues_iq4nl).
+  static const int kLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                  1,    13,   25,  38,  53,  69,  89,  113};
+  // Q8_0: f16 d, 32 int8. Q4_0 / IQ4_NL: f16 d, 16 bytes, element i < 16 the low nibble of byte
+  // i, 16 + i the high; value q - 8 / kLevels[q]. Activations in blocks of 32.
+  int8_ref_rows(x, M, ldx, rows, type, N, K, 32, y, ldy,
+                [type](const uint8_t* blk, const int8_t* xq, float xd, float acc) {
+                  int32_t sum = 0;
+                  for (int i = 0; i < 32; ++i) {
+                    int w;
+                    if (type == core::DType::kQ8_0) {
+                      w = static_cast<int8_t>(blk[2 + i]);
+                    } else {
+                      const int q = i < 16 ? blk[2 + i] & 0xF : blk[2 + i - 16] >> 4;
+                      w = type == core::DType::kQ4_0 ? q - 8 : kLevels[q];
+                    }
+                    sum += w * xq[i];
+                  }
+                  return std::fma(float(sum), half_at(blk) * xd, acc);
+                });
 }
 
 }  // namespace anchorage::kernels

@@ -1,4 +1,4 @@
-// norm_ref: the definitions of the row norms of kernels/norm.h (docs/model-qwen35.md §0, §2.4,
+// norm_ref: the definitions of the row norms of kernels/norm.h (docs/model.md §0, §2.4,
 // §2.9) as plain loops with double sums. Same arguments as the kernels. Tests compare the
 // kernels against them within a stated tolerance; never on a serving path. Pure; any thread.
 #pragma once

@@ -1,4 +1,4 @@
-// rope_ref: the definition of kernels::rope_neox (docs/model-qwen35.md §3.3) as a plain loop:
+// rope_ref: the definition of kernels::rope_neox (docs/model.md §3.3) as a plain loop:
 // inv_freq and the angle p · inv_freq formed in fp32 as the spec says, cos/sin and the rotation
 // in double. Same arguments as the kernel. For tests only. Pure; any thread.
 #pragma once

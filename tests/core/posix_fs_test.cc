@@ -413,6 +413,7 @@ TEST(FsSeam, OnlyPosixFsCallsTheOsForFiles) {
       {"src/server/request_journal.cc", "the request journal, an append-only log, not a cache"},
       {"src/text/tokenizer.cc", "reads tokenizer.json"},
       {"src/cli/journal_command.cc", "reads a journal file the user names"},
+      {"src/server/api_keys.cc", "reads the API key file the user names (--api-key-file)"},
       {"src/cli/gguf_random_command.cc", "reads a config.json the user names"},
       {"src/core/machine_memory.cc", "reads /proc/meminfo and cgroup limits"},
   };

@@ -30,40 +30,26 @@ add_test(NAME request_parser_fuzz
 '${CMAKE_SOURCE_DIR}/tests/corpus/request_parser'")
 set_tests_properties(request_parser_fuzz PROPERTIES TIMEOUT 180)
 
-# The GGUF parser fuzzer (built by the same sub-project): a bounded run seeded with the small
-# files in tests/corpus/gguf/ (written by `anchorage gguf-random` and hand-cut variants).
-set(_gguf_fuzz_work ${CMAKE_CURRENT_BINARY_DIR}/gguf_parser_fuzz_corpus)
-add_test(NAME gguf_parser_fuzz
-         COMMAND sh -c "mkdir -p '${_gguf_fuzz_work}' && '${_fuzz_build}/gguf_parser_fuzzer' \
+# fuzz_test(<name> <seed dir>): a bounded run (20 s) of <name>_fuzzer built by the same
+# sub-project; what it finds collects in a scratch directory in the build tree, the seeds are
+# only read.
+function(fuzz_test name seeds)
+  set(work ${CMAKE_CURRENT_BINARY_DIR}/${name}_fuzz_corpus)
+  add_test(NAME ${name}_fuzz
+           COMMAND sh -c "mkdir -p '${work}' && '${_fuzz_build}/${name}_fuzzer' \
 -max_total_time=20 -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 -max_len=65536 \
--print_final_stats=1 -artifact_prefix='${CMAKE_CURRENT_BINARY_DIR}/gguf_' \
-'${_gguf_fuzz_work}' '${CMAKE_SOURCE_DIR}/tests/corpus/gguf'")
-set_tests_properties(gguf_parser_fuzz PROPERTIES TIMEOUT 180)
+-print_final_stats=1 -artifact_prefix='${CMAKE_CURRENT_BINARY_DIR}/${name}_' \
+'${work}' '${seeds}'")
+  set_tests_properties(${name}_fuzz PROPERTIES TIMEOUT 180)
+endfunction()
 
-# The cache file parser fuzzer: seeded with the golden file of every format version.
-set(_cache_fuzz_work ${CMAKE_CURRENT_BINARY_DIR}/cache_file_fuzz_corpus)
-add_test(NAME cache_file_fuzz
-         COMMAND sh -c "mkdir -p '${_cache_fuzz_work}' && '${_fuzz_build}/cache_file_fuzzer' \
--max_total_time=20 -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 -max_len=65536 \
--print_final_stats=1 -artifact_prefix='${CMAKE_CURRENT_BINARY_DIR}/cache_file_' \
-'${_cache_fuzz_work}' '${CMAKE_SOURCE_DIR}/tests/golden'")
-set_tests_properties(cache_file_fuzz PROPERTIES TIMEOUT 180)
-
-# The spill codec fuzzer: decodes of arbitrary frames and round trips of arbitrary data (the
-# target's two modes), seeded with tests/corpus/spill_codec/ (small frames of each kind).
-set(_spill_fuzz_work ${CMAKE_CURRENT_BINARY_DIR}/spill_codec_fuzz_corpus)
-add_test(NAME spill_codec_fuzz
-         COMMAND sh -c "mkdir -p '${_spill_fuzz_work}' && '${_fuzz_build}/spill_codec_fuzzer' \
--max_total_time=20 -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 -max_len=65536 \
--print_final_stats=1 -artifact_prefix='${CMAKE_CURRENT_BINARY_DIR}/spill_codec_' \
-'${_spill_fuzz_work}' '${CMAKE_SOURCE_DIR}/tests/corpus/spill_codec'")
-set_tests_properties(spill_codec_fuzz PROPERTIES TIMEOUT 180)
-
-# The suffix store's log parser fuzzer: seeded with the golden file of every format version.
-set(_suffix_fuzz_work ${CMAKE_CURRENT_BINARY_DIR}/suffix_log_fuzz_corpus)
-add_test(NAME suffix_log_fuzz
-         COMMAND sh -c "mkdir -p '${_suffix_fuzz_work}' && '${_fuzz_build}/suffix_log_fuzzer' \
--max_total_time=20 -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 -max_len=65536 \
--print_final_stats=1 -artifact_prefix='${CMAKE_CURRENT_BINARY_DIR}/suffix_log_' \
-'${_suffix_fuzz_work}' '${CMAKE_SOURCE_DIR}/tests/golden'")
-set_tests_properties(suffix_log_fuzz PROPERTIES TIMEOUT 180)
+# The GGUF parser: the small files in tests/corpus/gguf/ (written by `anchorage gguf-random`
+# and hand-cut variants).
+fuzz_test(gguf_parser ${CMAKE_SOURCE_DIR}/tests/corpus/gguf)
+# The cache file parser and the suffix store's log parser: the golden file of every format
+# version.
+fuzz_test(cache_file ${CMAKE_SOURCE_DIR}/tests/golden)
+fuzz_test(suffix_log ${CMAKE_SOURCE_DIR}/tests/golden)
+# The spill codec: decodes of arbitrary frames and round trips of arbitrary data (the target's
+# two modes), seeded with tests/corpus/spill_codec/ (small frames of each kind).
+fuzz_test(spill_codec ${CMAKE_SOURCE_DIR}/tests/corpus/spill_codec)

@@ -5,10 +5,15 @@
 // prefix"). Swapping back exchanges the parked rows and the rows in place a block at a time
 // (ResidentPrefix does it), so the memory peak is one block.
 //
+// Giving a conversation up (a new park over it, a request that rewrites its head, the Budget
+// shedding it) first hands it to the give-up hook (the session spill saves it there, while
+// the head rows are still in place); clear() and release() do not.
+//
 // Thread safety: none; the engine thread only.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -17,6 +22,7 @@
 #include "cache/cache_level.h"
 #include "cache/hidden_span.h"
 #include "cache/state_copy.h"
+#include "engine/engine.h"
 
 namespace anchorage::cache {
 
@@ -35,11 +41,21 @@ class ParkedSession final : public CacheLevel {
 
     int64_t rows_end() const { return blocks.empty() ? begin : blocks.back().end(); }
     int64_t bytes() const;
+    // The state at rows_end(): the end anchor, else the parked anchor there (null: none).
+    const SectionCopy* top() const;
+    // Rows [b, e) of the conversation, e <= rows_end(): the head [0, begin) from the engine
+    // (the caller has checked the rows in place are its head), the rest from the blocks.
+    core::Result<RowCopy> rows(engine::Engine& engine, int64_t b, int64_t e) const;
   };
+  using GiveUpHook = std::function<void(const Contents&)>;
 
   ParkedSession() = default;
 
+  // Over a held conversation: that one is given up (the hook sees it first).
   void park(Contents contents);
+  void set_give_up_hook(GiveUpHook hook) { give_up_hook_ = std::move(hook); }
+  // Hands the conversation to the give-up hook, then holds nothing.
+  void give_up();
   bool held() const { return held_; }
   const Contents& contents() const { return c_; }
   // Hands everything over (the swap) and holds nothing.
@@ -50,9 +66,10 @@ class ParkedSession final : public CacheLevel {
 
   std::string_view level_name() const override { return "park"; }
   int64_t held_bytes() const override { return bytes_; }
-  int64_t shed(int64_t want) override;
+  int64_t shed(int64_t want) override;  // gives the conversation up
 
  private:
+  GiveUpHook give_up_hook_;
   Contents c_;
   bool held_ = false;
   int64_t bytes_ = 0;

@@ -160,9 +160,11 @@ core::Status ResidentPrefix::begin(engine::Engine& engine, std::span<const int32
   const int64_t c = common_prefix(tokens_, prompt);
   if (c < int64_t(tokens_.size()))
     prepare_replacement(engine, session, c, from, chosen.source != ResumeSource::kPin);
+  // Before the restore writes a row: a park given up here still has its head in place.
+  keep_or_drop_park(prompt, from, exact_at(r, start_taint(chosen)));
   if (core::Status s = restore(engine, chosen); !s.is_ok()) return fail(s, 0);
   count_start(chosen);
-  adopt(prompt, session, chosen, c, from);
+  adopt(prompt, session, chosen, c);
   want_branch_lines(c, r, int64_t(prompt.size()));
   return core::Status::ok();
 }
@@ -244,18 +246,14 @@ std::optional<core::Status> ResidentPrefix::begin_guest(engine::Engine& engine,
 
 // After a restore at r (or a cold start): the rows in place are the prompt's head up to r, with
 // the anchors still valid under them and the taint the resume leaves.
-void ResidentPrefix::adopt(std::span<const int32_t> prompt, std::string_view session,
-                           const ResumeOffer& chosen, int64_t c, int64_t from) {
-  const int64_t r = chosen.useful() ? chosen.resume_at : 0;
-  int64_t base = kNoTaint;  // a cold prefill's rows
+// The taint line of the rows a start from `chosen` resumes over.
+int64_t ResidentPrefix::start_taint(const ResumeOffer& chosen) const {
   switch (chosen.source) {
     case ResumeSource::kAnchor:
     case ResumeSource::kEnd:
-      base = taint_;
-      break;
+      return taint_;
     case ResumeSource::kPin:
-      base = pin_.taint();
-      break;
+      return pin_.taint();
     case ResumeSource::kStore:
     case ResumeSource::kDisk:
     case ResumeSource::kSpill:
@@ -263,10 +261,16 @@ void ResidentPrefix::adopt(std::span<const int32_t> prompt, std::string_view ses
     case ResumeSource::kResponse:
     case ResumeSource::kContinuation:  // never planned
     case ResumeSource::kCold:
-      if (chosen.useful()) base = chosen.exact ? kNoTaint : 0;  // another tier: only its word
       break;
   }
-  keep_or_drop_park(prompt, from, exact_at(r, base));
+  if (chosen.useful()) return chosen.exact ? kNoTaint : 0;  // another tier: only its word
+  return kNoTaint;                                          // a cold prefill's rows
+}
+
+void ResidentPrefix::adopt(std::span<const int32_t> prompt, std::string_view session,
+                           const ResumeOffer& chosen, int64_t c) {
+  const int64_t r = chosen.useful() ? chosen.resume_at : 0;
+  const int64_t base = start_taint(chosen);
   if (chosen.source == ResumeSource::kEnd) {
     anchors_.drop_above(r);
     anchors_.put(end_.release());  // rows up to it stay; it is now a body anchor
@@ -477,7 +481,24 @@ void ResidentPrefix::keep_or_drop_park(std::span<const int32_t> prompt, int64_t 
   const ParkedSession::Contents& p = park_.contents();
   if (from >= p.begin) return;
   if (common_prefix(prompt, p.tokens) >= p.begin && exact_resume && p.begin <= p.taint) return;
-  park_.clear();
+  park_.give_up();
+}
+
+// The park's head is rows [0, begin) in place: the tokens agree (the bits do while the park is
+// held, keep_or_drop_park) and no guest has overwritten them.
+bool ResidentPrefix::park_head_in_place(const ParkedSession::Contents& p) const {
+  return common_prefix(tokens_, p.tokens) >= p.begin && (!guest_ || guest_from_ >= p.begin);
+}
+
+const ParkedSession::Contents* ResidentPrefix::parked() const {
+  if (!park_.held() || !park_head_in_place(park_.contents())) return nullptr;
+  return &park_.contents();
+}
+
+void ResidentPrefix::set_park_give_up_hook(ParkedSession::GiveUpHook hook) {
+  park_.set_give_up_hook([this, hook = std::move(hook)](const ParkedSession::Contents& p) {
+    if (hook && park_head_in_place(p)) hook(p);
+  });
 }
 
 bool ResidentPrefix::keeps_conversation(std::span<const int32_t> prompt, std::string_view session,

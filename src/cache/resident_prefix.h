@@ -191,6 +191,11 @@ class ResidentPrefix final : public OfferSource {
                           const ResumeOffer& chosen) const;
   // The body anchors in place (ascending), for a save of the conversation.
   std::vector<const SectionCopy*> anchor_copies() const;
+  // The parked conversation when the rows in place are still its head (null: none).
+  const ParkedSession::Contents* parked() const;
+  // Called with the parked conversation before the park gives it up (parked over, its head
+  // rewritten, shed), only while the rows in place are still its head.
+  void set_park_give_up_hook(ParkedSession::GiveUpHook hook);
   // Another tier wrote a whole conversation into the idle engine (rows [0, tokens.size()) and
   // the sections there): it becomes the conversation in place, its end anchor at its end.
   void adopt_conversation(engine::Engine& engine, std::span<const int32_t> tokens,
@@ -224,7 +229,7 @@ class ResidentPrefix final : public OfferSource {
                                           int64_t max_tokens, int64_t from,
                                           const ResumeOffer& chosen);
   void adopt(std::span<const int32_t> prompt, std::string_view session, const ResumeOffer& chosen,
-             int64_t c, int64_t from);
+             int64_t c);
   core::Status fail(core::Status s, int64_t valid);
   void want_branch_lines(int64_t c, int64_t r, int64_t m);
   void count_start(const ResumeOffer& chosen);
@@ -237,6 +242,8 @@ class ResidentPrefix final : public OfferSource {
   core::Status swap_park(engine::Engine& engine, std::span<const int32_t> prompt,
                          std::string_view session, int64_t a);
   void keep_or_drop_park(std::span<const int32_t> prompt, int64_t from, bool exact_resume);
+  bool park_head_in_place(const ParkedSession::Contents& p) const;
+  int64_t start_taint(const ResumeOffer& chosen) const;
   void truncate(int64_t n);
 
   ResidentOptions opts_;

@@ -391,7 +391,10 @@ Status SessionSpill::save(engine::Engine& engine, const SpillConversation& conv,
   std::vector<CacheKey> below;
   for (int64_t b = 0; b < n; b += B) {
     const int64_t end = std::min(b + B, n);
-    const RowCopy rows = RowCopy::capture(engine, b, end);
+    core::Result<RowCopy> got =
+        conv.rows ? conv.rows(b, end) : core::Result<RowCopy>(RowCopy::capture(engine, b, end));
+    if (!got) return fail(got.error());
+    const RowCopy& rows = *got;
     hasher.feed(conv.tokens.subspan(size_t(b), size_t(end - b)));
     Block blk{CacheKey{}, b, end, copy_sums(rows)};
     blk.key = content_key(hasher.key(), blk.sums);

@@ -54,10 +54,12 @@ namespace anchorage::cache {
 struct SessionSpillOptions {
   int64_t budget_bytes = int64_t(64) << 30;  // --spill-gb
   int64_t min_tokens = 16384;                // --spill-min-tokens: a displaced conversation
-  int64_t drain_min_tokens = 1024;           // a conversation the shutdown drain saves
-  int64_t ttl_s = 48 * 3600;                 // an entry unused this long goes
-  int64_t block_rows = 1024;                 // rows per block (a multiple of the grid)
-  int anchors = 4;                           // newest anchors kept, the end anchor among them
+  // A conversation the park gives up, or a store restore clears from the rows in place.
+  int64_t give_up_min_tokens = 4096;
+  int64_t drain_min_tokens = 1024;  // a conversation the shutdown drain saves
+  int64_t ttl_s = 48 * 3600;        // an entry unused this long goes
+  int64_t block_rows = 1024;        // rows per block (a multiple of the grid)
+  int anchors = 4;                  // newest anchors kept, the end anchor among them
   // How new blocks are written (--spill-codec; blocks already on disk keep theirs) and the
   // threads that compress and decompress a block's planes.
   SpillCodecKind codec = SpillCodecKind::kZstd;
@@ -81,6 +83,9 @@ struct SpillConversation {
   std::vector<HiddenSpan> hidden;
   std::vector<std::pair<int64_t, int64_t>> regions;  // generated regions [begin, end)
   bool resident = false;  // saved by the drain: the next start reads it back first
+  // Rows [b, e) of the conversation; null: the engine's own rows (a parked conversation's
+  // are partly in the park, ParkedSession::Contents::rows).
+  std::function<core::Result<RowCopy>(int64_t, int64_t)> rows;
 };
 
 // Counters and bytes for /v1/cache/stats, /metrics (anchorage_spill_*) and /health.

@@ -140,4 +140,33 @@ core::Status RowCopy::write_back(engine::Engine& engine, int64_t a, int64_t b) c
   return core::Status::ok();
 }
 
+core::Status RowCopy::copy_rows(const core::StateLayout& layout, const RowCopy& src, int64_t a,
+                                int64_t b) {
+  if (a > b || a < begin_ || b > end_ || a < src.begin_ || b > src.end_)
+    return core::Status::invalid_argument("row copy: rows outside a copy");
+  if (layout.views.size() != parts_.size() || src.parts_.size() != parts_.size())
+    return core::Status::invalid_argument("row copy: the layouts differ");
+  for (size_t i = 0; i < parts_.size(); ++i) {
+    const int64_t per_token = layout.views[i].bytes_per_token();
+    if (int64_t(parts_[i].size()) != (end_ - begin_) * per_token ||
+        int64_t(src.parts_[i].size()) != (src.end_ - src.begin_) * per_token)
+      return core::Status::invalid_argument("row copy: the layouts differ");
+  }
+  if (a == b) return core::Status::ok();
+  for (size_t i = 0; i < parts_.size(); ++i) {
+    const core::TensorSpec& spec = layout.views[i];
+    // Both copies are packed the same way: every run holds its rows back to back.
+    const int64_t runs = spec.outer_runs();
+    const int64_t row = spec.inner_row_bytes();
+    const int64_t n_dst = end_ - begin_;
+    const int64_t n_src = src.end_ - src.begin_;
+    const auto* from = static_cast<const uint8_t*>(src.parts_[i].data());
+    auto* to = static_cast<uint8_t*>(parts_[i].data());
+    for (int64_t r = 0; r < runs; ++r)
+      std::memcpy(to + (r * n_dst + (a - begin_)) * row,
+                  from + (r * n_src + (a - src.begin_)) * row, size_t((b - a) * row));
+  }
+  return core::Status::ok();
+}
+
 }  // namespace anchorage::cache

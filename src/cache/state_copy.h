@@ -63,6 +63,9 @@ class RowCopy {
   core::Status write_back(engine::Engine& engine) const;
   // Writes back only rows [a, b) ⊆ [begin, end).
   core::Status write_back(engine::Engine& engine, int64_t a, int64_t b) const;
+  // Copies rows [a, b) of `src` (a copy of the same `layout`) into this copy; [a, b) must lie
+  // in both. Assembles a block from pieces held elsewhere (a park's blocks and the head).
+  core::Status copy_rows(const core::StateLayout& layout, const RowCopy& src, int64_t a, int64_t b);
   const void* part(size_t i) const { return parts_[i].data(); }
   void* mutable_part(size_t i) { return parts_[i].data(); }
   size_t parts() const { return parts_.size(); }

@@ -52,6 +52,8 @@ EngineCaches::EngineCaches(const CacheOptions& options, engine::Engine& engine,
       budget_(options.budget, engine_fixed_bytes(engine)),
       planner_(options.planner) {
   resident_.set_glue_ids(glue_ids(tokenizer));
+  resident_.set_park_give_up_hook(
+      [this](const cache::ParkedSession::Contents& p) { spill_given_up(p); });
   // Shedding order, cheapest first (the seed's "Memory"): responses, the state store, body
   // anchors, the end anchor, the guest stash, the parked session, the pinned head.
   budget_.add_level(&responses_);
@@ -123,12 +125,49 @@ core::Status EngineCaches::save_resident(cache::SpillWrite kind, bool resident) 
   return spill_->save(engine_, c, kind);
 }
 
+// The parked conversation up to its end anchor (or its top anchor when the park kept no end):
+// the head's rows from the engine, the rest from the park's blocks.
+core::Status EngineCaches::save_parked(const cache::ParkedSession::Contents& p,
+                                       cache::SpillWrite kind) {
+  const cache::SectionCopy* top = p.top();
+  const int64_t e = p.rows_end();
+  if (!spill_ || top == nullptr || e <= 0 || int64_t(p.tokens.size()) < e)
+    return core::Status::ok();
+  cache::SpillConversation c;
+  c.tokens = std::span<const int32_t>(p.tokens).first(size_t(e));
+  c.session = p.session;
+  c.taint = p.taint;
+  c.end = top;
+  for (const auto& [pos, anchor] : p.anchors)
+    if (pos < e) c.anchors.push_back(&anchor);
+  if (top == &p.end) c.hidden = p.hidden;
+  // The park keeps no generated regions: the end alignment of this entry finds none to drop
+  // (it aligns less, never wrongly).
+  c.rows = [&](int64_t b, int64_t x) { return p.rows(engine_, b, x); };
+  return spill_->save(engine_, c, kind);
+}
+
+// The park gives a conversation up (another one parked over it, its head rewritten, shed): a
+// long one goes to the spill while its head is still in place (the seed's "Live
+// conversations").
+void EngineCaches::spill_given_up(const cache::ParkedSession::Contents& p) {
+  if (!spill_ || p.rows_end() < spill_->options().give_up_min_tokens) return;
+  core::ignore_status(save_parked(p, cache::SpillWrite::kEviction),
+                      "cache: a conversation the park gave up was not spilled");
+}
+
 // A request of another session is about to overwrite a long conversation that no RAM tier
-// keeps to its end: its rows go to the spill first (the seed's "Live conversations").
+// keeps to its end: its rows go to the spill first (the seed's "Live conversations"). A store
+// restore clears the rows in place: from the give-up length.
 void EngineCaches::spill_displaced(std::span<const int32_t> served, const std::string& session,
                                    const cache::ResumeOffer& chosen) {
   const cache::EndAnchor& end = resident_.end_anchor();
-  if (!spill_ || !end.held() || end.position() < spill_->options().min_tokens) return;
+  if (!spill_ || !end.held()) return;
+  const cache::SessionSpillOptions& so = spill_->options();
+  const int64_t min_tokens = chosen.source == cache::ResumeSource::kStore
+                                 ? std::min(so.min_tokens, so.give_up_min_tokens)
+                                 : so.min_tokens;
+  if (end.position() < min_tokens) return;
   if (!session.empty() && session == resident_.session()) return;
   if (resident_.keeps_conversation(served, session, chosen)) return;
   core::ignore_status(save_resident(cache::SpillWrite::kEviction, false),
@@ -137,6 +176,13 @@ void EngineCaches::spill_displaced(std::span<const int32_t> served, const std::s
 
 void EngineCaches::drain() {
   if (!spill_) return;
+  // The parked conversation first: without session keys it may share the resident one's
+  // entry (the same head), and the resident one is the one read back at the next start.
+  if (const cache::ParkedSession::Contents* p = resident_.parked();
+      p != nullptr && p->rows_end() >= spill_->options().drain_min_tokens) {
+    core::ignore_status(save_parked(*p, cache::SpillWrite::kDrain),
+                        "cache: the drain's save of the parked conversation failed");
+  }
   const cache::EndAnchor& end = resident_.end_anchor();
   if (end.held() && end.position() >= spill_->options().drain_min_tokens) {
     const int64_t t0 = core::now_ns();

@@ -126,8 +126,8 @@ class EngineCaches {
   void attach_disk_tier(DiskTiers tiers);
   cache::DiskTier* disk_tier() { return disk_.get(); }
   cache::SessionSpill* session_spill() { return spill_.get(); }
-  // The shutdown drain, with the engine idle for good: saves the conversation in place to the
-  // session spill as the resident one.
+  // The shutdown drain, with the engine idle for good: saves the parked conversation, then the
+  // one in place as the resident one, to the session spill.
   void drain();
 
   // The steps up to the restore: the engine is then at start.resume_at() with the restored
@@ -187,6 +187,8 @@ class EngineCaches {
   void spill_displaced(std::span<const int32_t> served, const std::string& session,
                        const cache::ResumeOffer& chosen);
   core::Status save_resident(cache::SpillWrite kind, bool resident);
+  core::Status save_parked(const cache::ParkedSession::Contents& p, cache::SpillWrite kind);
+  void spill_given_up(const cache::ParkedSession::Contents& p);
   void read_back_resident();
   void settle_snapshot(std::span<const int32_t> served, const std::string& session);
   // After the generation.

@@ -2,7 +2,9 @@
 // saves the conversation in place, the next server over the same directory reads it back before
 // its first request, and the conversation's next turn answers exactly as a --no-cache server
 // does; a conversation displaced by another session is read back from the spill when its next
-// turn comes, with the same answer as a --no-cache server.
+// turn comes, with the same answer as a --no-cache server. The drain saves the parked
+// conversation too; the park giving a conversation up and a store restore clearing the rows in
+// place save it first.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -23,6 +25,14 @@ Json turn1(int salt) {
   b["temperature"] = 0;
   b["logprobs"] = true;
   b["top_logprobs"] = 2;
+  return b;
+}
+
+// Conversations with one system prompt of ~1,500 tokens: the next one resumes from the anchor
+// at 1,024 and parks the one before from there (the park's head stays in the engine).
+Json shared_head_turn1(int salt) {
+  Json b = turn1(salt);
+  b["messages"][0]["content"] = disk_filler(1500, 1);
   return b;
 }
 
@@ -121,6 +131,106 @@ TEST(HttpSpill, ADisplacedConversationComesBackFromTheSpillAndAnswersAsANoCacheS
   auto metrics = h.client().Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("anchorage_spill_hits_total 1"), std::string::npos);
+}
+
+// The conversation's next turn over `h` answers as a --no-cache server's (tokens, logprobs),
+// read back from the spill.
+void expect_next_turn_from_spill(ServerHarness& h, const Json& first, const Json& answer,
+                                 const std::string& session) {
+  const Json next = turn2(first, answer, 7);
+  const Json got = post_chat(h, next, session);
+  const Json cache = got["usage"]["anchorage"]["cache"];
+  EXPECT_EQ(cache["tier"], "nvme_spill");
+  EXPECT_EQ(cache["exact"], true);
+  EXPECT_GE(got["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>(),
+            answer["usage"]["prompt_tokens"].get<int64_t>() - 1);
+  ServerHarness cold(no_cache_options());
+  ASSERT_TRUE(cold.ok());
+  post_chat(cold, first, "x");
+  const Json want = post_chat(cold, next, "x");
+  EXPECT_EQ(got["choices"][0].dump(), want["choices"][0].dump());
+}
+
+void clear_ram(ServerHarness& h) {
+  auto r = h.client().Post("/v1/cache/clear?tier=ram", "", "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+}
+
+TEST(HttpSpill, TheDrainSavesTheParkedConversationToo) {
+  TempDir dir;
+  ServerOptions o = spill_options(dir.path);
+  o.cache.resident.park_bytes = int64_t(1) << 30;  // conv-a is parked, not spilled, by conv-b
+  const Json a1 = shared_head_turn1(1);
+  Json a;
+  {
+    ServerHarness h(o);
+    ASSERT_TRUE(h.ok());
+    a = post_chat(h, a1, "conv-a");
+    post_chat(h, shared_head_turn1(5), "conv-b");
+    EXPECT_EQ(cache_stats(h)["resident"]["parks"], 1);
+    EXPECT_EQ(spill_stats(h)["saves"], 0) << "the park holds conv-a";
+  }  // the drain: conv-a from the park, conv-b in place
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  const Json st = spill_stats(h);
+  EXPECT_EQ(st["entries"], 2);
+  EXPECT_EQ(st["hits"], 1) << "conv-b read back before the first request";
+  expect_next_turn_from_spill(h, a1, a, "conv-a");
+}
+
+TEST(HttpSpill, TheParkGivingAConversationUpSavesItFirst) {
+  TempDir dir;
+  ServerOptions o = spill_options(dir.path);
+  o.cache.resident.park_bytes = int64_t(1) << 30;
+  o.cache.spill_options.give_up_min_tokens = 512;
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  const Json a1 = shared_head_turn1(1);
+  const Json a = post_chat(h, a1, "conv-a");
+  post_chat(h, shared_head_turn1(5), "conv-b");  // conv-a parked above the shared head
+  EXPECT_EQ(spill_stats(h)["saves"], 0);
+  post_chat(h, turn1(9), "conv-c");  // conv-b parked over conv-a: the park gives conv-a up
+  Json st = spill_stats(h);
+  EXPECT_EQ(st["saves"], 1);
+  EXPECT_EQ(st["entries"], 1);
+  clear_ram(h);  // conv-c and the parked conv-b go; the spill stays
+  expect_next_turn_from_spill(h, a1, a, "conv-a");
+}
+
+TEST(HttpSpill, AGivenUpConversationBelowTheLengthIsNotSaved) {
+  TempDir dir;
+  ServerOptions o = spill_options(dir.path);
+  o.cache.resident.park_bytes = int64_t(1) << 30;
+  o.cache.spill_options.give_up_min_tokens = 1 << 20;
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  post_chat(h, turn1(1), "conv-a");
+  post_chat(h, turn1(5), "conv-b");
+  post_chat(h, turn1(9), "conv-c");
+  EXPECT_EQ(cache_stats(h)["resident"]["parks"], 2);
+  EXPECT_EQ(spill_stats(h)["saves"], 0);
+}
+
+TEST(HttpSpill, AStoreRestoreSavesTheConversationInPlaceFirst) {
+  TempDir dir;
+  ServerOptions o = spill_options(dir.path);
+  o.cache.store = true;                                 // conv-a's next turn from the store
+  o.cache.spill_options.min_tokens = int64_t(1) << 40;  // no displacement save
+  o.cache.spill_options.give_up_min_tokens = 512;
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  const Json a1 = turn1(1);
+  const Json a = post_chat(h, a1, "conv-a");
+  const Json b1 = turn1(5);
+  const Json b = post_chat(h, b1, "conv-b");
+  EXPECT_EQ(spill_stats(h)["saves"], 0);
+  const Json a2 = post_chat(h, turn2(a1, a, 3), "conv-a");
+  EXPECT_EQ(a2["usage"]["anchorage"]["cache"]["source"], "store");
+  const Json st = spill_stats(h);
+  EXPECT_EQ(st["saves"], 1) << "conv-b saved before the store restore cleared it";
+  clear_ram(h);
+  expect_next_turn_from_spill(h, b1, b, "conv-b");
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ for flag in host port preset seed weight-dtype kv-dtype ctx threads queue max-bo
             resident-park-gb cache-gb store-entry-gb prefix-chunk response-cache-mb \
             mem-ceiling-gib mem-peak-gib reserve-slack-gib disk-budget-gb disk-min-free-gb \
             disk-ttl-days disk-admit-after disk-head-anchors disk-min-tokens disk-write-budget-gb \
-            compaction resume-policy; do
+            compaction resume-policy spill-gb spill-min-tokens spill-codec; do
   grep -qE -- "--$flag <v> .*\(default: " <<<"$help" || fail "--help does not list --$flag"
 done
 for switch in no-cache end-anchor end-align no-store response-cache; do
@@ -74,6 +74,10 @@ grep -q -- "--cache-scope" <<<"$err" || fail "--cache-scope shared is not named:
 "$bin" serve -n -2 >/dev/null 2>&1; [ $? -eq 2 ] || fail "-n -2 is not a usage error"
 "$bin" serve -c 0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "-c 0 is not a usage error"
 "$bin" serve --ctx-size=0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--ctx-size=0 is not a usage error"
+err="$("$bin" serve --spill-codec lzma 2>&1 >/dev/null)"; rc=$?
+[ $rc -eq 2 ] || fail "--spill-codec lzma is not a usage error (exit $rc)"
+grep -q -- "--spill-codec must be zstd, blosc or none" <<<"$err" || fail "a bad --spill-codec is not named: $err"
+ANCHORAGE_SPILL_CODEC=lz4 "$bin" serve >/dev/null 2>&1; [ $? -eq 2 ] || fail "ANCHORAGE_SPILL_CODEC not read"
 err="$("$bin" serve --mem-ceiling-gib 8 --mem-peak-gib 4 2>&1 >/dev/null)"
 grep -q -- "--mem-peak-gib" <<<"$err" || fail "a peak under the ceiling is not named"
 # The environment is read: a bad value there is the same usage error...

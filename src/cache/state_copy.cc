@@ -122,21 +122,10 @@ core::Status RowCopy::write_back(engine::Engine& engine, int64_t a, int64_t b) c
     if (int64_t(parts_[i].size()) != (end_ - begin_) * layout.views[i].bytes_per_token())
       return core::Status::invalid_argument("row copy: the engine's layout differs");
   }
-  if (a == b) return core::Status::ok();
-  for (size_t i = 0; i < parts_.size(); ++i) {
-    const core::TensorSpec& spec = layout.views[i];
-    // The packed copy of [begin, end) holds [a, b) as a sub-block of every run.
-    const int64_t runs = spec.outer_runs();
-    const int64_t row = spec.inner_row_bytes();
-    const int64_t n_copy = end_ - begin_;
-    const uint8_t* src = static_cast<const uint8_t*>(parts_[i].data());
-    uint8_t* live = static_cast<uint8_t*>(engine.view_data(i));
-    const int64_t cap = spec.capacity();
-    for (int64_t r = 0; r < runs; ++r) {
-      std::memcpy(live + (r * cap + a) * row, src + (r * n_copy + (a - begin_)) * row,
-                  size_t((b - a) * row));
-    }
-  }
+  // The packed copy of [begin, end) holds [a, b) as a sub-block of every run.
+  for (size_t i = 0; i < parts_.size(); ++i)
+    core::copy_token_rows(layout.views[i], engine.view_data(i), layout.views[i].capacity(), a,
+                          parts_[i].data(), end_ - begin_, a - begin_, b - a);
   return core::Status::ok();
 }
 
@@ -152,20 +141,10 @@ core::Status RowCopy::copy_rows(const core::StateLayout& layout, const RowCopy& 
         int64_t(src.parts_[i].size()) != (src.end_ - src.begin_) * per_token)
       return core::Status::invalid_argument("row copy: the layouts differ");
   }
-  if (a == b) return core::Status::ok();
-  for (size_t i = 0; i < parts_.size(); ++i) {
-    const core::TensorSpec& spec = layout.views[i];
-    // Both copies are packed the same way: every run holds its rows back to back.
-    const int64_t runs = spec.outer_runs();
-    const int64_t row = spec.inner_row_bytes();
-    const int64_t n_dst = end_ - begin_;
-    const int64_t n_src = src.end_ - src.begin_;
-    const auto* from = static_cast<const uint8_t*>(src.parts_[i].data());
-    auto* to = static_cast<uint8_t*>(parts_[i].data());
-    for (int64_t r = 0; r < runs; ++r)
-      std::memcpy(to + (r * n_dst + (a - begin_)) * row,
-                  from + (r * n_src + (a - src.begin_)) * row, size_t((b - a) * row));
-  }
+  // Both copies are packed the same way: every run holds its rows back to back.
+  for (size_t i = 0; i < parts_.size(); ++i)
+    core::copy_token_rows(layout.views[i], parts_[i].data(), end_ - begin_, a - begin_,
+                          src.parts_[i].data(), src.end_ - src.begin_, a - src.begin_, b - a);
   return core::Status::ok();
 }
 

@@ -74,30 +74,28 @@ std::string StateLayout::describe() const {
   return out;
 }
 
-void copy_rows_out(const TensorSpec& spec, const void* live, int64_t a, int64_t b, void* dst) {
-  ANCHORAGE_CHECK(spec.token_axis >= 0 && 0 <= a && a <= b && b <= spec.capacity());
+void copy_token_rows(const TensorSpec& spec, void* dst, int64_t dst_extent, int64_t dst_at,
+                     const void* src, int64_t src_extent, int64_t src_at, int64_t n) {
+  ANCHORAGE_CHECK(spec.token_axis >= 0 && n >= 0 && 0 <= dst_at && dst_at + n <= dst_extent &&
+                  0 <= src_at && src_at + n <= src_extent);
+  if (n == 0) return;  // an empty slice may come with null buffers
   const int64_t runs = spec.outer_runs();
   const int64_t row = spec.inner_row_bytes();
-  const int64_t cap = spec.capacity();
-  const int64_t n = b - a;
-  if (n == 0) return;  // an empty slice may come with null buffers
-  const auto* src = static_cast<const uint8_t*>(live);
-  auto* out = static_cast<uint8_t*>(dst);
+  const auto* from = static_cast<const uint8_t*>(src);
+  auto* to = static_cast<uint8_t*>(dst);
   for (int64_t r = 0; r < runs; ++r)
-    std::memcpy(out + r * n * row, src + (r * cap + a) * row, size_t(n * row));
+    std::memcpy(to + (r * dst_extent + dst_at) * row, from + (r * src_extent + src_at) * row,
+                size_t(n * row));
+}
+
+void copy_rows_out(const TensorSpec& spec, const void* live, int64_t a, int64_t b, void* dst) {
+  ANCHORAGE_CHECK(0 <= a && a <= b && b <= spec.capacity());
+  copy_token_rows(spec, dst, b - a, 0, live, spec.capacity(), a, b - a);
 }
 
 void copy_rows_in(const TensorSpec& spec, const void* src, int64_t a, int64_t b, void* live) {
-  ANCHORAGE_CHECK(spec.token_axis >= 0 && 0 <= a && a <= b && b <= spec.capacity());
-  const int64_t runs = spec.outer_runs();
-  const int64_t row = spec.inner_row_bytes();
-  const int64_t cap = spec.capacity();
-  const int64_t n = b - a;
-  if (n == 0) return;
-  const auto* in = static_cast<const uint8_t*>(src);
-  auto* dst = static_cast<uint8_t*>(live);
-  for (int64_t r = 0; r < runs; ++r)
-    std::memcpy(dst + (r * cap + a) * row, in + r * n * row, size_t(n * row));
+  ANCHORAGE_CHECK(0 <= a && a <= b && b <= spec.capacity());
+  copy_token_rows(spec, live, spec.capacity(), a, src, b - a, 0, b - a);
 }
 
 }  // namespace anchorage::core

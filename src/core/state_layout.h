@@ -47,6 +47,12 @@ struct StateLayout {
   std::string describe() const;
 };
 
+// Copies n token rows between two buffers of one view's shape whose token axes hold
+// `dst_extent` and `src_extent` rows: rows [src_at, src_at + n) of src go to [dst_at,
+// dst_at + n) of dst, in every run of the axes outside the token axis. The live buffer's extent
+// is spec.capacity(); a packed copy's is its row count.
+void copy_token_rows(const TensorSpec& spec, void* dst, int64_t dst_extent, int64_t dst_at,
+                     const void* src, int64_t src_extent, int64_t src_at, int64_t n);
 // Copies rows [a, b) of a view from its live buffer into dst, packed: the result has the
 // view's shape with the token axis' extent replaced by b - a. dst holds
 // (b - a) * spec.bytes_per_token() bytes.

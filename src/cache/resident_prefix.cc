@@ -175,10 +175,18 @@ core::Status ResidentPrefix::begin(engine::Engine& engine, std::span<const int32
 // one token before its end (a generated answer that starts with whitespace merges with the
 // generation prompt's last token when the client's copy is re-tokenized).
 void ResidentPrefix::want_branch_lines(int64_t c, int64_t r, int64_t m) {
-  if (!opts_.branch_anchors) return;
-  for (int64_t line : {c, m - 1})
-    if (line > r && line < m && line % granularity_ == 0 && anchors_.at(line) == nullptr)
-      branch_lines_.push_back(line);
+  for (int64_t line : {c, m - 1}) want_line(line, r, m);
+}
+
+void ResidentPrefix::want_line(int64_t line, int64_t r, int64_t m) {
+  if (!opts_.branch_anchors || guest_) return;
+  if (line > r && line < m && line % granularity_ == 0 && anchors_.at(line) == nullptr &&
+      std::find(branch_lines_.begin(), branch_lines_.end(), line) == branch_lines_.end())
+    branch_lines_.push_back(line);
+}
+
+void ResidentPrefix::want_head_line(int64_t head_end) {
+  want_line(head_end, int64_t(tokens_.size()), int64_t(prompt_.size()));
 }
 
 // InvalidArgument for an offer this tier no longer holds (the engine untouched).
@@ -433,6 +441,9 @@ core::Status ResidentPrefix::swap_park(engine::Engine& engine, std::span<const i
       return core::Status::invalid_argument("resident: the parked offer is gone");
   }
   ParkedSession::Contents back = park_.release();
+  // Where this prompt parts from the parked conversation is a branch point as it is for the
+  // conversation in place (begin()).
+  const int64_t c = common_prefix(back.tokens, prompt);
   const int64_t from = back.begin;
   const ParkPlan plan = plan_park(from);
   ParkedSession::Contents out;
@@ -469,6 +480,7 @@ core::Status ResidentPrefix::swap_park(engine::Engine& engine, std::span<const i
     ++counters_.parks;
   }
   count_start(ResumeOffer{a, ResumeSource::kPark});
+  want_branch_lines(c, a, int64_t(prompt.size()));
   return core::Status::ok();
 }
 

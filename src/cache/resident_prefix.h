@@ -172,6 +172,11 @@ class ResidentPrefix final : public OfferSource {
   // PrefillOptions::extra_lines of the prefill begin() prepared: the branch points where
   // on_anchor takes an anchor too.
   const std::vector<int64_t>& branch_lines() const { return branch_lines_; }
+  // After begin(): where the prompt's last user message starts (the server knows the chat
+  // template; this tier does not) becomes a branch point too, when the prefill passes it. The
+  // next prompt with the same head and another last message (a title request after another,
+  // the conversation after a compaction served as sent) parts there.
+  void want_head_line(int64_t head_end);
   // PrefillOptions::on_anchor of the prefill begin() prepared.
   void on_anchor(engine::Engine& engine, int64_t position, bool is_end);
   // After the generation: `forwarded` is every token the engine forwarded (the prompt and the
@@ -232,6 +237,7 @@ class ResidentPrefix final : public OfferSource {
              int64_t c);
   core::Status fail(core::Status s, int64_t valid);
   void want_branch_lines(int64_t c, int64_t r, int64_t m);
+  void want_line(int64_t line, int64_t r, int64_t m);
   void count_start(const ResumeOffer& chosen);
   void prepare_replacement(engine::Engine& engine, std::string_view session, int64_t c,
                            int64_t from, bool may_pin);

@@ -163,7 +163,8 @@ FlagSet make_flags(ServeArgs* a) {
              "rows policy: align a client's copy with the rows by text at the end anchor "
              "(on|off)");
   f.add_bool("branch-anchors", &a->branch_anchors,
-             "anchors where a prompt parted from the rows and one token before its end (on|off)");
+             "anchors where a prompt parted from the rows, where its last user message starts "
+             "and one token before its end (on|off)");
   f.add_int("anchor-spacing", &a->anchor_spacing, "tokens between body anchors of a prefill");
   f.add_double("resident-gb", &a->resident_gb, "GiB of body anchors of the resident prefix");
   f.add_int("resident-guest-max", &a->resident_guest_max,

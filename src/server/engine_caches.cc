@@ -424,6 +424,8 @@ core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
       return plan.error();
     }
     start.offer = restore(start.served.tokens, session, job.max_tokens, plan->chosen);
+    // The last user message's start is known in the client's tokens only.
+    if (start.served.aligned == Alignment::kNone) resident_.want_head_line(job.head_end);
     // The state resumed from stays the tenant's most recent (the ledger forgets the oldest).
     if (start.offer.useful()) record_made(start.tenant, start.served.tokens, {start.resume_at()});
     if (options_.store) {

@@ -94,6 +94,30 @@ TEST_P(ResidentPrefixTest, BranchAnchorsServeTheNextPromptPartingAtTheSamePlace)
   }
 }
 
+// Issue 12 §5: where a prompt's last user message starts is a branch point too, so the next
+// prompt with the same head and another last message (a title request after another, the
+// conversation after a compaction served as sent) resumes exactly there.
+TEST_P(ResidentPrefixTest, TheLastUserMessageStartIsABranchPoint) {
+  ResidentOptions o = rig_resident_options();
+  o.branch_anchors = true;
+  ResidentRig& r = rig(o);
+  const std::vector<int32_t> p1 = tokens(300, 41);
+  r.serve(p1, "s", 0, {}, -1, /*head_end=*/208);  // 208: on the toy's grid, off the lines
+  // 208 and one token before the end (299: off the toy's grid).
+  EXPECT_EQ(r.rp.stats().branch_anchors, exact_everywhere() ? 2 : 1);
+  const std::vector<int32_t> p2 = parted(p1, 208, tokens(60, 42));
+  const Served second = r.serve(p2, "s", 0);
+  EXPECT_EQ(second.offer.resume_at, 208);
+  EXPECT_EQ(second.offer.source, ResumeSource::kAnchor);
+  EXPECT_TRUE(second.offer.exact);
+  EXPECT_TRUE(same_state(r.cold(p2), second.after_prefill));
+  // Below the resume point or at the prompt's end nothing is wanted.
+  rig_.reset();
+  ResidentRig& fresh = rig(o);
+  fresh.serve(p1, "s", 0, {}, -1, /*head_end=*/int64_t(p1.size()));
+  EXPECT_EQ(fresh.rp.stats().branch_anchors, exact_everywhere() ? 1 : 0);
+}
+
 TEST_P(ResidentPrefixTest, AnIdenticalPromptStillForwardsItsLastToken) {
   ResidentRig& r = rig();
   const std::vector<int32_t> p1 = tokens(256, 2);
@@ -369,6 +393,30 @@ TEST_P(ResidentPrefixTest, SessionsABAAndBAgainSwapBackExactly) {
   EXPECT_EQ(a_third.offer.resume_at, 384);
   EXPECT_TRUE(a_third.offer.exact);
   EXPECT_TRUE(same_state(r.cold(a3), a_third.after_prefill));
+}
+
+// Issue 12 §5: the park gets the resident rows' matching. A swap back from the park takes a
+// branch anchor where the prompt parted from the parked conversation, so the next prompt
+// parting there resumes at it.
+TEST_P(ResidentPrefixTest, ASwapFromTheParkTakesBranchAnchorsToo) {
+  ResidentOptions o = rig_resident_options();
+  o.branch_anchors = true;
+  ResidentRig& r = rig(o);
+  const std::vector<int32_t> a1 = tokens(400, 61);
+  r.serve(a1, "a", 4);
+  r.serve(parted(a1, 100, tokens(260, 62)), "b", 4);  // parks A from 64
+  EXPECT_EQ(r.rp.stats().parks, 1);
+  const int64_t part = exact_everywhere() ? 390 : 368;  // on the toy's 16-grid there
+  const std::vector<int32_t> a2 = parted(a1, part, tokens(15, 63));
+  const Served second = r.serve(a2, "a", 0);
+  EXPECT_EQ(second.offer.source, ResumeSource::kPark);
+  EXPECT_EQ(second.offer.resume_at, exact_everywhere() ? 384 : 320);
+  const std::vector<int32_t> a3 = parted(a1, part, tokens(15, 64));
+  const Served third = r.serve(a3, "a", 0);
+  EXPECT_EQ(third.offer.source, ResumeSource::kAnchor);
+  EXPECT_EQ(third.offer.resume_at, part);
+  EXPECT_TRUE(third.offer.exact);
+  EXPECT_TRUE(same_state(r.cold(a3), third.after_prefill));
 }
 
 TEST_P(ResidentPrefixTest, AnchorSpacingIsAKnob) {

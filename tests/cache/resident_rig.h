@@ -63,13 +63,16 @@ struct ResidentRig {
 
   // One request. gen: tokens sampled greedily (gen - 1 of them decoded); max_tokens defaults
   // to gen. `hidden`: spans of the forwarded tokens the client does not see.
+  // head_end: where the prompt's last user message starts (-1: not said).
   Served serve(std::span<const int32_t> prompt, std::string_view session, int gen,
-               std::vector<cache::HiddenSpan> hidden = {}, int64_t max_tokens = -1) {
+               std::vector<cache::HiddenSpan> hidden = {}, int64_t max_tokens = -1,
+               int64_t head_end = -1) {
     Served s;
     s.offer = rp.offer(prompt, session);
     const core::Status b =
         rp.begin(*engine, prompt, session, max_tokens < 0 ? gen : max_tokens, s.offer);
     EXPECT_TRUE(b.is_ok()) << b.message();
+    if (head_end >= 0) rp.want_head_line(head_end);
     EXPECT_EQ(engine->length(), s.offer.useful() ? s.offer.resume_at : 0);
     engine::PrefillOptions po;
     po.on_anchor = [&](int64_t pos, bool is_end) { rp.on_anchor(*engine, pos, is_end); };

@@ -302,6 +302,46 @@ TEST(HttpCache, PeekPredictsTheNextTurnAndStatsCountIt) {
   EXPECT_GT(res["anchor_bytes"].get<int64_t>(), 0);
 }
 
+// Issue 12 §5: where a prompt's last user message starts is a branch point, so a second
+// request with the same system text and another last message (opencode's title requests, the
+// conversation after a compaction served as sent) resumes right there instead of at the grid
+// line below, and still answers as a cold server does.
+TEST(HttpCache, TheNextRequestWithTheSameHeadResumesWhereTheLastUserMessageStarts) {
+  const Json head = Json{{"role", "system"}, {"content", filler(1500, 11)}};
+  auto body_with = [&](int salt) {
+    Json b = turn_body(Json::array({head, Json{{"role", "user"}, {"content", filler(40, salt)}}}));
+    b.erase("prompt_cache_key");  // title requests come with no session
+    return b;
+  };
+  auto cached_of_second = [&](bool branch_anchors, Json* answer) -> int64_t {
+    ServerOptions o = cache_options(true);
+    o.cache.resident.branch_anchors = branch_anchors;
+    ServerHarness h(o);
+    EXPECT_TRUE(h.ok());
+    auto first = h.post("/v1/chat/completions", body_with(12).dump());
+    auto second = h.post("/v1/chat/completions", body_with(13).dump());
+    EXPECT_TRUE(first && second);
+    if (!first || !second) return -1;
+    EXPECT_EQ(second->status, 200) << second->body;
+    const Json j = parse_json(second->body);
+    *answer = j["choices"][0];
+    return j["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>();
+  };
+  Json with_answer, without_answer;
+  const int64_t with = cached_of_second(true, &with_answer);
+  const int64_t without = cached_of_second(false, &without_answer);
+  EXPECT_GT(with, without);
+  EXPECT_NE(with % 1024, 0) << "resumed on a grid line, not at the message start";
+
+  ServerHarness cold(cache_options(false));
+  ASSERT_TRUE(cold.ok());
+  auto off = cold.post("/v1/chat/completions", body_with(13).dump());
+  ASSERT_TRUE(off);
+  ASSERT_EQ(off->status, 200) << off->body;
+  EXPECT_EQ(with_answer.dump(), parse_json(off->body)["choices"][0].dump());
+  EXPECT_EQ(without_answer.dump(), parse_json(off->body)["choices"][0].dump());
+}
+
 TEST(HttpCache, AnIdenticalGreedyRequestIsServedFromTheResponseCache) {
   ServerOptions o = cache_options(true);
   o.cache.response_cache = true;

@@ -488,6 +488,7 @@ RunResult run_one(const ReplayOptions& o, server::ServedModel& model, const Worl
     const int64_t fresh = lines[i].value("new_tokens", int64_t(-1));
     rec["new_tokens"] = fresh;
     rec["reread_beyond_new"] = std::max<int64_t>(0, rec["reread"].get<int64_t>() - fresh);
+    rec["reason"] = lines[i].value("reason", std::string("none"));
   }
   return r;
 }
@@ -502,7 +503,7 @@ double percentile(std::vector<double> v, double p) {
 
 Json summarize(const std::vector<Sent>& sent) {
   int64_t prompt = 0, prefill = 0, fresh = 0, beyond = 0, follow = 0, follow_zero = 0,
-          not_exact = 0, served_rows = 0;
+          main_follow = 0, main_zero = 0, main_echo_late = 0, not_exact = 0, served_rows = 0;
   std::vector<double> ttft;
   for (const Sent& s : sent) {
     const Json& r = s.record;
@@ -513,6 +514,14 @@ Json summarize(const std::vector<Sent>& sent) {
     if (r["turn"].get<int64_t>() > 1) {
       ++follow;
       if (r["reread_beyond_new"].get<int64_t>() == 0) ++follow_zero;
+      // The conversation's own turns (a session's first title or summary request shares only
+      // the template's first tokens with its earlier prompts).
+      if (r["kind"] == "main") {
+        ++main_follow;
+        if (r["reread_beyond_new"].get<int64_t>() == 0) ++main_zero;
+        // It came before the engine was idle after the answer (a client with no think time).
+        if (r["reason"] == "echo_not_taken") ++main_echo_late;
+      }
     }
     if (!r["exact"].get<bool>()) ++not_exact;
     if (r["served"] == "rows") ++served_rows;
@@ -526,6 +535,9 @@ Json summarize(const std::vector<Sent>& sent) {
           {"follow_ups", follow},
           {"follow_ups_zero_beyond_new", follow_zero},
           {"share_follow_ups_zero_beyond_new", follow > 0 ? double(follow_zero) / follow : 1.0},
+          {"main_follow_ups", main_follow},
+          {"main_follow_ups_zero_beyond_new", main_zero},
+          {"main_follow_ups_echo_not_taken", main_echo_late},
           {"not_exact", not_exact},
           {"served_rows", served_rows},
           {"ttft_ms_median", percentile(ttft, 0.5)},
@@ -572,12 +584,23 @@ Json run_checks(const std::string& jsonl, const Json& scenarios) {
     for (const auto& [cfg, v] : by_config.items())
       if (cfg != "no_cache" && v["policy"] == "exact" && v.contains("answers_equal_to_no_cache"))
         exact_equal = exact_equal && v["answers_equal_to_no_cache"].get<bool>();
+  // Issue 12 §5: under the exact policy a conversation's follow-up reads only its new tokens,
+  // unless it came before the engine was idle after the answer (its echo anchor not taken).
+  bool only_new = true;
+  for (const auto& [sc, by_config] : scenarios.items()) {
+    if (!by_config.contains("exact")) continue;
+    const Json& v = by_config["exact"];
+    only_new = only_new && v["main_follow_ups"].get<int64_t>() ==
+                               v["main_follow_ups_zero_beyond_new"].get<int64_t>() +
+                                   v["main_follow_ups_echo_not_taken"].get<int64_t>();
+  }
   return {{"records", lines},
           {"structure", structure},
           {"completed", complete},
           {"caches_forward_fewer_than_no_cache", fewer},
           {"exact_answers_equal_to_no_cache", exact_equal},
-          {"passed", structure && complete && fewer && exact_equal}};
+          {"exact_follow_ups_read_only_new", only_new},
+          {"passed", structure && complete && fewer && exact_equal && only_new}};
 }
 
 }  // namespace

@@ -586,6 +586,32 @@ void ResidentPrefix::keep_end(engine::Engine& engine, std::span<const int32_t> f
   ++counters_.ends_kept;
 }
 
+core::Result<bool> ResidentPrefix::take_echo_anchor(engine::Engine& engine, int64_t at,
+                                                    int64_t not_below, int64_t max_tokens) {
+  const int64_t e = end_.position();
+  if (guest_ || !opts_.branch_anchors || granularity_ != 1 || !end_.held() || at <= 0 || at >= e ||
+      engine.length() != e || e > int64_t(tokens_.size()) || anchors_.at(at) != nullptr ||
+      !exact_at(at, taint_))
+    return false;
+  const SectionCopy* below = anchors_.largest_at_or_below(at);
+  if (below == nullptr || below->position() < not_below || at - below->position() > max_tokens)
+    return false;
+  const int64_t from = below->position();
+  const std::span<const int32_t> ids =
+      std::span<const int32_t>(tokens_).subspan(size_t(from), size_t(at - from));
+  if (core::Status s = below->write_back(engine); !s.is_ok()) return fail(s, from);
+  if (core::Status s = engine.resume_at(from); !s.is_ok()) return fail(s, from);
+  if (core::Status s = engine.prefill(ids); !s.is_ok()) return fail(s, from);
+  anchors_.put(SectionCopy::capture(engine));
+  ++counters_.anchors_taken;
+  ++counters_.echo_anchors;
+  counters_.echo_tokens += at - from;
+  // The end's state back: the rows above `at` were never touched.
+  if (core::Status s = end_.state().write_back(engine); !s.is_ok()) return fail(s, at);
+  if (core::Status s = engine.resume_at(e); !s.is_ok()) return fail(s, at);
+  return true;
+}
+
 core::Status ResidentPrefix::finish_request(engine::Engine& engine) {
   if (!guest_) return core::Status::ok();
   guest_ = false;

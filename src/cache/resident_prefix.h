@@ -75,6 +75,8 @@ struct ResidentStats {
   int64_t anchor_bytes = 0;
   int64_t anchors_taken = 0;
   int64_t branch_anchors = 0;   // of those, taken at a branch point (not a line, not an end)
+  int64_t echo_anchors = 0;     // take_echo_anchor: taken inside an answer after it
+  int64_t echo_tokens = 0;      // tokens it re-forwarded for them
   int64_t anchors_evicted = 0;  // by the anchor budget
   int64_t end_position = -1;    // -1: no end anchor
   int64_t end_bytes = 0;
@@ -108,6 +110,8 @@ struct ResidentStats {
     f("anchor_bytes", anchor_bytes, StatKind::kGauge);
     f("anchors_taken", anchors_taken, StatKind::kCounter);
     f("branch_anchors", branch_anchors, StatKind::kCounter);
+    f("echo_anchors", echo_anchors, StatKind::kCounter);
+    f("echo_tokens", echo_tokens, StatKind::kCounter);
     f("anchors_evicted", anchors_evicted, StatKind::kCounter);
     f("end_position", end_position, StatKind::kGauge);
     f("end_bytes", end_bytes, StatKind::kGauge);
@@ -184,6 +188,15 @@ class ResidentPrefix final : public OfferSource {
   // does not see. The rows become valid up to forwarded.size(); the end anchor is kept there.
   void keep_end(engine::Engine& engine, std::span<const int32_t> forwarded,
                 std::vector<HiddenSpan> hidden);
+  // After keep_end, with the engine at the end anchor: an anchor at `at` inside the rows below
+  // the end (where the client's copy of the answer is predicted to part from the generated
+  // tokens, docs/cache.md "Echo anchors"). Made by re-forwarding the tokens from the largest
+  // anchor at or below `at` — only when that anchor is at or above `not_below` and at most
+  // `max_tokens` below `at` — and putting the end's state back: the rows re-forwarded get the
+  // bits they already hold (batch invariance), so only on an architecture exact at every
+  // token. False when it did nothing (no error: the next turn then re-reads from below).
+  core::Result<bool> take_echo_anchor(engine::Engine& engine, int64_t at, int64_t not_below,
+                                      int64_t max_tokens);
   // Puts a guest's stash back (the rows in place are the conversation's again). Idempotent.
   core::Status finish_request(engine::Engine& engine);
   // Drops everything (a guest's stash too: call finish_request first to keep the rows).

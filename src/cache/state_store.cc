@@ -81,14 +81,18 @@ StorePut StateStore::put_prefix(engine::Engine& engine, std::span<const int32_t>
   return put(engine, tokens, tainted_from, /*prefix=*/true, conversation);
 }
 
-int64_t StateStore::prefix_line(int64_t prompt_len, const engine::Engine& engine) const {
+int64_t StateStore::max_entry_tokens(const engine::Engine& engine) const {
   const engine::StateCost c = engine.cost();
   const int64_t cap = std::min(options_.entry_bytes, options_.cache_bytes);
-  if (options_.prefix_chunk < 1 || cap < c.section_bytes) return 0;
-  const int64_t fit = (cap - c.section_bytes) / (c.bytes_per_token + int64_t(sizeof(int32_t)));
+  if (cap < c.section_bytes) return 0;
+  return (cap - c.section_bytes) / (c.bytes_per_token + int64_t(sizeof(int32_t)));
+}
+
+int64_t StateStore::prefix_line(int64_t prompt_len, const engine::Engine& engine) const {
+  if (options_.prefix_chunk < 1) return 0;
   // The engine reports a state only at its anchor lines and at the prefill's end.
   const int64_t step = std::lcm(options_.prefix_chunk, engine.options().anchor_spacing);
-  return std::min(prompt_len, fit) / step * step;
+  return std::min(prompt_len, max_entry_tokens(engine)) / step * step;
 }
 
 StorePut StateStore::put(engine::Engine& engine, std::span<const int32_t> tokens,

@@ -139,6 +139,9 @@ class StateStore final : public CacheLevel, public OfferSource {
   // and of the engine's anchor spacing, <= prompt_len, whose entry fits the caps; 0: none.
   // A prefill that resumes at or past it passes no such line.
   int64_t prefix_line(int64_t prompt_len, const engine::Engine& engine) const;
+  // The longest prompt whose entry fits the caps (a prefix put at a line off the grid, which
+  // the prefill is asked to report, must be at most this long).
+  int64_t max_entry_tokens(const engine::Engine& engine) const;
   // From the prefill's on_anchor(position == prefix_line(...), any is_end): tokens = the
   // prompt's first `position` ids. A tainted prefix (tainted_from < tokens.size()) is declined.
   StorePut put_prefix(engine::Engine& engine, std::span<const int32_t> tokens,

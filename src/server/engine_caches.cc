@@ -15,6 +15,10 @@ namespace anchorage::server {
 using core::common_prefix;
 namespace {
 
+// The most tokens an echo anchor re-forwards (after_answer, while the engine is idle; a
+// request arriving meanwhile waits for it).
+constexpr int64_t kEchoMaxTokens = 512;
+
 // Weights + the sequence's state buffers: what the engine holds whatever the caches do.
 int64_t engine_fixed_bytes(const engine::Engine& engine) {
   const engine::StateCost c = engine.cost();
@@ -412,6 +416,9 @@ void EngineCaches::start_from(CacheStart* start) const {
 
 core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
   CacheStart start;
+  // This request came before the idle moment after the last answer.
+  start.split.echo_dropped = echo_.has_value();
+  echo_.reset();
   start.tenant = job.session.tenant;
   const cache::OfferScope scope = scope_of(job.session);
   const std::string session = session_tag(job.session.hash(), !job.session.empty());
@@ -429,7 +436,14 @@ core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
     // The state resumed from stays the tenant's most recent (the ledger forgets the oldest).
     if (start.offer.useful()) record_made(start.tenant, start.served.tokens, {start.resume_at()});
     if (options_.store) {
-      const int64_t line = store_.prefix_line(int64_t(start.served.tokens.size()), engine_);
+      int64_t line = store_.prefix_line(int64_t(start.served.tokens.size()), engine_);
+      // A guest's state goes when it ends: its head up to its last user message goes to the
+      // store, so the next request with that head (opencode's title request after the next
+      // turn) resumes there instead of cold.
+      if (resident_.guest_active() && start.served.aligned == Alignment::kNone &&
+          job.head_end > line && job.head_end < int64_t(start.served.tokens.size()) &&
+          job.head_end <= store_.max_entry_tokens(engine_))
+        line = job.head_end;
       if (line > start.resume_at()) start.prefix_line = line;
     }
     if (disk_) plan_disk_writes(job, session, &start);
@@ -463,6 +477,7 @@ engine::PrefillOptions EngineCaches::prefill_hooks(const CacheStart& start) {
   engine::PrefillOptions o;
   o.extra_lines = resident_.branch_lines();
   o.extra_lines.insert(o.extra_lines.end(), start.disk_lines.begin(), start.disk_lines.end());
+  if (start.prefix_line > 0) o.extra_lines.push_back(start.prefix_line);  // maybe off the grid
   o.on_anchor = [this, &start](int64_t position, bool is_end) {
     // Every state this line makes (an anchor, a disk anchor, the store's prefix line) covers
     // the served tokens up to it.
@@ -502,6 +517,7 @@ void EngineCaches::end(const GenerationJob& job, const CacheStart& start,
       keep_snapshot(forwarded, session);
     } else {
       keep_end(start, forwarded, hidden_sampled);
+      if (hidden_sampled.empty()) plan_echo(int64_t(start.served.tokens.size()), result);
       if (options_.store)
         pending_snapshot_ = PendingSnapshot{std::move(forwarded), std::move(session)};
     }
@@ -568,6 +584,39 @@ void EngineCaches::keep_end(const CacheStart& start, const std::vector<int32_t>&
   std::erase_if(regions_, [&](const text::GeneratedRegion& g) { return g.end > kept; });
   if (forwarded.size() > served.size()) regions_.push_back({base, int64_t(forwarded.size())});
   resident_.keep_end(engine_, forwarded, std::move(hidden));
+}
+
+// The client sends the answer back as the text it got, and its next prompt re-tokenizes that
+// text: where this gives other ids than the engine generated (a non-canonical sequence), the
+// next turn parts inside the answer, below the end anchor, and under the exact policy resumes
+// at the anchor below (the end of the prefill). Re-encoding the answer's text predicts the
+// point; after_answer() takes an anchor there.
+void EngineCaches::plan_echo(int64_t base, const engine::GenerationResult& result) {
+  echo_.reset();
+  if (!options_.resident.branch_anchors || result.decode_steps < 2) return;
+  const std::span<const int32_t> answer(result.tokens);
+  const std::vector<int32_t> again = tokenizer_.encode(tokenizer_.decode(answer));
+  const int64_t d = common_prefix(answer, again);
+  // At 0 the end of the prefill is the anchor already; at or past the end anchor (the
+  // decoded rows) it serves.
+  if (d <= 0 || d >= result.decode_steps) return;
+  echo_ = EchoPlan{base + d, base};
+}
+
+void EngineCaches::after_answer() {
+  if (!echo_) return;
+  const EchoPlan plan = *echo_;
+  echo_.reset();
+  // The writer copies only prompt rows (below base); the rows re-forwarded are the answer's.
+  if (disk_) disk_->fence(plan.base);
+  auto taken = resident_.take_echo_anchor(engine_, plan.at, plan.base, kEchoMaxTokens);
+  if (!taken) {
+    // The engine's state is not trusted: nothing of the conversation is kept past the anchor.
+    core::ignore_status(taken.error(), "cache: echo anchor failed");
+    engine_.reset();
+    resident_.clear();
+  }
+  publish_stats();
 }
 
 void EngineCaches::put_response(const GenerationJob& job, const CacheStart& start,

@@ -141,6 +141,11 @@ class EngineCaches {
   void end(const GenerationJob& job, const CacheStart& start,
            const engine::GenerationResult& result, const std::vector<size_t>& hidden_sampled,
            int64_t prefill_tokens);
+  // After the answer went out, when no request waits (the engine queue calls it): the echo
+  // anchor end() planned — where the client's copy of the answer, re-tokenized, is predicted
+  // to part from the generated tokens (docs/cache.md "Echo anchors"). A request that came
+  // first drops the plan.
+  void after_answer();
   // A response-cache entry for a finished greedy job (job.response_key not empty).
   void put_response(const GenerationJob& job, const CacheStart& start,
                     cache::CachedResponse response);
@@ -195,6 +200,7 @@ class EngineCaches {
   void keep_snapshot(const std::vector<int32_t>& forwarded, const std::string& session);
   void keep_end(const CacheStart& start, const std::vector<int32_t>& forwarded,
                 const std::vector<size_t>& hidden_sampled);
+  void plan_echo(int64_t base, const engine::GenerationResult& result);
   void publish_stats();
 
   CacheOptions options_;
@@ -218,6 +224,13 @@ class EngineCaches {
     std::string session;
   };
   std::optional<PendingSnapshot> pending_snapshot_;
+  // The echo anchor after_answer() takes: at `at`, from an anchor at or above `base` (the
+  // answer's first row).
+  struct EchoPlan {
+    int64_t at = 0;
+    int64_t base = 0;
+  };
+  std::optional<EchoPlan> echo_;
   ServedStats served_stats_;  // counters of the steps above
   mutable std::mutex stats_mu_;
   CacheStats stats_;

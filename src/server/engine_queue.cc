@@ -132,7 +132,17 @@ void EngineQueue::loop() noexcept {
     JobOutcome out = run(item);
     if (metrics_ != nullptr) metrics_->observe_job(out);
     log_outcome(item.job, out);
+    // The caches' work after an answer (an echo anchor) runs when no other request waits.
+    // Asked before the answer goes out: the client's own next request cannot be waiting
+    // yet, and when it comes it waits for that work, which saves it the same re-read.
+    bool idle = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      idle = waiting_.empty();
+    }
     item.stream->finish(std::move(out));
+    // Still as the running job, so an idle task cannot interleave.
+    if (idle && caches_ != nullptr) caches_->after_answer();
     {
       std::lock_guard<std::mutex> lock(mu_);
       running_ = false;

@@ -34,6 +34,8 @@ const char* reason_name(JournalEntry::Reason r) {
       return "prompt_changed";
     case JournalEntry::Reason::kRetokenized:
       return "retokenized";
+    case JournalEntry::Reason::kEchoNotTaken:
+      return "echo_not_taken";
     case JournalEntry::Reason::kNoAnchor:
       return "no_anchor";
   }
@@ -131,7 +133,8 @@ JournalEntry RequestJournal::record(const GenerationJob& job, std::span<const in
         if (parted < best->prompt_end) {
           e.reason = JournalEntry::Reason::kPromptChanged;
         } else if (parted < best->forwarded_end) {
-          e.reason = JournalEntry::Reason::kRetokenized;
+          e.reason = out.cache.echo_dropped ? JournalEntry::Reason::kEchoNotTaken
+                                            : JournalEntry::Reason::kRetokenized;
         } else {
           e.reason = JournalEntry::Reason::kNoAnchor;
         }

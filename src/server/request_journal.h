@@ -58,7 +58,10 @@ struct JournalEntry {
     kNone,
     kPromptChanged,  // parted inside the previous prompt (dropped reasoning, an edit, compaction)
     kRetokenized,    // parted inside the previous answer (its text re-tokenizes differently)
-    kNoAnchor,       // parted at or after what was forwarded, resumed below it (shed, displaced)
+    // Retokenized where an echo anchor was planned, but this request came before the engine
+    // was idle after the answer (docs/cache.md "Echo anchors").
+    kEchoNotTaken,
+    kNoAnchor,  // parted at or after what was forwarded, resumed below it (shed, displaced)
   } reason = Reason::kNone;
 };
 

@@ -70,6 +70,8 @@ struct CacheSplit {
   Alignment aligned = Alignment::kNone;
   int64_t client_tokens = 0;  // the client's prompt (usage.prompt_tokens is the served one)
   int64_t differing = 0;      // see ServedPrompt::differing
+  // The request came before the echo anchor planned after the previous answer was taken.
+  bool echo_dropped = false;
   // "client" when the engine read the client's tokens, "rows" when it served others,
   // "continuation" for a compaction served as the conversation's continuation.
   std::string_view served_name() const {

@@ -118,6 +118,40 @@ TEST_P(ResidentPrefixTest, TheLastUserMessageStartIsABranchPoint) {
   EXPECT_EQ(fresh.rp.stats().branch_anchors, exact_everywhere() ? 1 : 0);
 }
 
+// Issue 12 §5: an echo anchor (taken after an answer where the client's copy is predicted to
+// part from the generated tokens) re-forwards rows that already hold those bits, leaves the end
+// state as it was (memcmp), and serves a next prompt parting there exactly as a cold prefill.
+TEST_P(ResidentPrefixTest, AnEchoAnchorInsideTheAnswerLeavesTheEndAsItWas) {
+  ResidentOptions o = rig_resident_options();
+  o.branch_anchors = true;
+  ResidentRig& r = rig(o);
+  const std::vector<int32_t> p1 = tokens(200, 71);
+  const Served a = r.serve(p1, "s", 12);  // the end anchor at 211
+  StateSnapshot before = take_snapshot(*r.engine);
+  auto taken = r.rp.take_echo_anchor(*r.engine, 205, 200, 512);
+  ASSERT_TRUE(taken) << taken.error().message();
+  // Only where every token is exact: the toy's rows would not be re-made bit for bit.
+  EXPECT_EQ(*taken, exact_everywhere());
+  if (!exact_everywhere()) return;
+  StateSnapshot after = take_snapshot(*r.engine);
+  before.logits.clear();  // the end anchor is resumed by forwarding a token: no logits kept
+  after.logits.clear();
+  EXPECT_TRUE(same_state(before, after));
+  EXPECT_EQ(r.rp.stats().echo_anchors, 1);
+  EXPECT_EQ(r.rp.stats().echo_tokens, 5);
+  // Below `not_below`, or further than max_tokens from the anchor below: nothing.
+  EXPECT_FALSE(*r.rp.take_echo_anchor(*r.engine, 207, 206, 512));
+  EXPECT_FALSE(*r.rp.take_echo_anchor(*r.engine, 209, 200, 3));
+  EXPECT_EQ(r.rp.stats().echo_anchors, 1);
+
+  const std::vector<int32_t> p2 = parted(a.forwarded, 205, tokens(20, 72));
+  const Served second = r.serve(p2, "s", 0);
+  EXPECT_EQ(second.offer.source, ResumeSource::kAnchor);
+  EXPECT_EQ(second.offer.resume_at, 205);
+  EXPECT_TRUE(second.offer.exact);
+  EXPECT_TRUE(same_state(r.cold(p2), second.after_prefill));
+}
+
 TEST_P(ResidentPrefixTest, AnIdenticalPromptStillForwardsItsLastToken) {
   ResidentRig& r = rig();
   const std::vector<int32_t> p1 = tokens(256, 2);

@@ -342,6 +342,39 @@ TEST(HttpCache, TheNextRequestWithTheSameHeadResumesWhereTheLastUserMessageStart
   EXPECT_EQ(without_answer.dump(), parse_json(off->body)["choices"][0].dump());
 }
 
+// Issue 12 §5: a short request beside a long conversation runs as a guest, whose state goes
+// when it ends; its head up to its last user message goes to the state store, so the next such
+// request (opencode's title request after the next turn) resumes there instead of cold, and
+// answers as a cold server does.
+TEST(HttpCache, AGuestsHeadServesTheNextGuestWithTheSameHead) {
+  ServerHarness h(cache_options(true));
+  ASSERT_TRUE(h.ok());
+  ASSERT_EQ(play(h, 1).size(), 1u);
+  const Json title_system = Json{{"role", "system"}, {"content", filler(60, 21)}};
+  auto title = [&](int salt) {
+    return turn_body(
+        Json::array({title_system, Json{{"role", "user"}, {"content", filler(20, salt)}}}));
+  };
+  auto first = h.post("/v1/chat/completions", title(22).dump());
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->status, 200) << first->body;
+  EXPECT_EQ(parse_json(first->body)["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
+  auto second = h.post("/v1/chat/completions", title(23).dump());
+  ASSERT_TRUE(second);
+  ASSERT_EQ(second->status, 200) << second->body;
+  const Json u = parse_json(second->body)["usage"];
+  EXPECT_EQ(u["anchorage"]["cache"]["source"], "store");
+  EXPECT_GT(u["prompt_tokens_details"]["cached_tokens"].get<int64_t>(), 60);
+
+  ServerHarness cold(cache_options(false));
+  ASSERT_TRUE(cold.ok());
+  auto off = cold.post("/v1/chat/completions", title(23).dump());
+  ASSERT_TRUE(off);
+  ASSERT_EQ(off->status, 200) << off->body;
+  EXPECT_EQ(parse_json(second->body)["choices"][0].dump(),
+            parse_json(off->body)["choices"][0].dump());
+}
+
 TEST(HttpCache, AnIdenticalGreedyRequestIsServedFromTheResponseCache) {
   ServerOptions o = cache_options(true);
   o.cache.response_cache = true;

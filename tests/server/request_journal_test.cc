@@ -74,12 +74,29 @@ TEST(RequestJournal, NewTokensReasonsAndRotation) {
   EXPECT_EQ(parted.parted_at, 9);
   EXPECT_EQ(parted.reason, JournalEntry::Reason::kPromptChanged);  // 9 < the previous prompt
 
+  // Parted inside the answer (12 and 13 forwarded, the copy has 12, 15): retokenized; the
+  // same when the echo anchor planned for it was dropped says so.
+  job.prompt = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 16};
+  (*j)->record(job, std::vector<int32_t>{17, 18, 19}, outcome(14, 11, 3));
+  job.prompt = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 16, 17, 20};
+  JournalEntry retok = (*j)->record(job, std::vector<int32_t>{21}, outcome(16, 14, 1));
+  EXPECT_EQ(retok.reason, JournalEntry::Reason::kRetokenized);
+  job.prompt = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 16, 17, 20, 22, 23};
+  (*j)->record(job, std::vector<int32_t>{24, 25, 26}, outcome(18, 17, 3));
+  job.prompt.insert(job.prompt.end(), {24, 27, 28});  // parts at 19, inside the answer
+  JobOutcome late = outcome(21, 18, 1);
+  late.cache.echo_dropped = true;
+  JournalEntry echo = (*j)->record(job, std::vector<int32_t>{29}, late);
+  EXPECT_EQ(echo.parted_at, 19);
+  EXPECT_EQ(echo.reason, JournalEntry::Reason::kEchoNotTaken);
+
   GenerationJob anonymous;
   anonymous.prompt = {1, 2};
   (*j)->record(anonymous, std::vector<int32_t>{3}, outcome(2, 0, 1));
 
   const std::string text = read_file(o.path);
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 8);
+  EXPECT_NE(text.find("\"reason\":\"echo_not_taken\""), std::string::npos);
   EXPECT_NE(text.find("\"session\":null"), std::string::npos);
   EXPECT_NE(text.find("\"reason\":\"prompt_changed\""), std::string::npos);
   EXPECT_EQ(text.find("conversation"), std::string::npos);  // the key is never written
@@ -88,13 +105,13 @@ TEST(RequestJournal, NewTokensReasonsAndRotation) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 
   const JournalSummary s = summarize_journal(text + "not json\n");
-  EXPECT_EQ(s.lines, 5);
+  EXPECT_EQ(s.lines, 9);
   EXPECT_EQ(s.bad_lines, 1);
   ASSERT_EQ(s.sessions.size(), 2u);
-  EXPECT_EQ(s.sessions[0].requests, 3);
-  EXPECT_EQ(s.sessions[0].follow_ups, 2);
-  EXPECT_EQ(s.sessions[0].clean_follow_ups, 1);
-  EXPECT_EQ(s.sessions[0].reread_beyond_new, 4);
+  EXPECT_EQ(s.sessions[0].requests, 7);
+  EXPECT_EQ(s.sessions[0].follow_ups, 6);
+  EXPECT_EQ(s.sessions[0].clean_follow_ups, 3);
+  EXPECT_EQ(s.sessions[0].reread_beyond_new, 6);
   EXPECT_EQ(s.sessions[1].session, "no session");
 
   // Rotation: a cap below two lines moves the file to .1 and starts a new one.

@@ -647,6 +647,7 @@ CachePeek EngineCaches::peek(const std::vector<int32_t>& prompt, const std::stri
 void EngineCaches::abandon() {
   if (disk_) disk_->fence(0);
   pending_snapshot_.reset();
+  echo_.reset();
   resident_.clear();
   regions_.clear();
   engine_.reset();
@@ -655,6 +656,7 @@ void EngineCaches::abandon() {
 
 void EngineCaches::clear(bool disk) {
   if (disk_) disk_->fence(0);
+  echo_.reset();
   if (disk_ && disk) disk_->clear(/*counts=*/true);
   if (spill_ && disk) spill_->clear();
   core::ignore_status(resident_.finish_request(engine_), "cache: resident finish");

@@ -201,22 +201,36 @@ void EngineCaches::drain() {
 
 // The rows' own tokens up to the end anchor, then the client's text after it re-tokenized,
 // when the client's text starts with the rows' text; or up to the last row where it still did
-// (docs/end-alignment.md "Partial alignment").
+// (docs/end-alignment.md "Partial alignment"). The conversation in place first, then the parked
+// one (issue 12 §5: a conversation back from the park gets the same matching).
 std::optional<std::vector<int32_t>> EngineCaches::align_by_text(
     const std::vector<int32_t>& prompt, const std::string& prompt_text,
     const cache::OfferScope& scope) const {
+  if (!options_.end_align || prompt_text.empty() || resident_.guest_active()) return std::nullopt;
   const cache::EndAnchor& end = resident_.end_anchor();
-  if (!options_.end_align || !end.held() || prompt_text.empty() || resident_.guest_active())
-    return std::nullopt;
-  const std::span<const int32_t> rows = resident_.tokens();
-  const int64_t e = end.position();
+  if (end.held()) {
+    if (auto a = align_record(resident_.tokens(), end.position(), end.hidden(), regions_, prompt,
+                              prompt_text, scope))
+      return a;
+  }
+  // The park keeps no generated regions: its alignment finds none to drop (it aligns less,
+  // never wrongly).
+  if (const cache::ParkedSession::Contents* p = resident_.parked(); p && !p->end.empty())
+    return align_record(p->tokens, p->end.position(), p->hidden, {}, prompt, prompt_text, scope);
+  return std::nullopt;
+}
+
+std::optional<std::vector<int32_t>> EngineCaches::align_record(
+    std::span<const int32_t> rows, int64_t e, std::span<const cache::HiddenSpan> hidden,
+    std::span<const text::GeneratedRegion> regions, const std::vector<int32_t>& prompt,
+    const std::string& prompt_text, const cache::OfferScope& scope) const {
   if (e <= 0 || e > int64_t(rows.size())) return std::nullopt;
   // The rows' tokens are served only to the tenant whose request made them.
   if (!scope.allows(rows, e)) return std::nullopt;
   text::EndRecord rec;
   rec.tokens = rows.subspan(0, size_t(e));
-  for (const cache::HiddenSpan& h : end.hidden()) rec.hidden.push_back({h.begin, h.end});
-  for (const text::GeneratedRegion& g : regions_)
+  for (const cache::HiddenSpan& h : hidden) rec.hidden.push_back({h.begin, h.end});
+  for (const text::GeneratedRegion& g : regions)
     if (g.end <= e) rec.generated.push_back(g);
   const text::EndAlignment a = text::align_end(tokenizer_, rec, prompt_text);
   // Aligned: the rows to the end anchor, then the client's rest. Parted part way: the rows to

@@ -177,6 +177,13 @@ class EngineCaches {
   std::optional<std::vector<int32_t>> align_by_text(const std::vector<int32_t>& prompt,
                                                     const std::string& prompt_text,
                                                     const cache::OfferScope& scope) const;
+  // align_by_text over one record: `rows` to their end anchor at `e`.
+  std::optional<std::vector<int32_t>> align_record(std::span<const int32_t> rows, int64_t e,
+                                                   std::span<const cache::HiddenSpan> hidden,
+                                                   std::span<const text::GeneratedRegion> regions,
+                                                   const std::vector<int32_t>& prompt,
+                                                   const std::string& prompt_text,
+                                                   const cache::OfferScope& scope) const;
   bool answer_from_responses(const GenerationJob& job, const cache::OfferScope& scope,
                              CacheStart* start);
   core::Result<cache::Plan> plan_with_room(std::span<const int32_t> served,

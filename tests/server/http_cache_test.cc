@@ -217,6 +217,36 @@ TEST(HttpCache, TheExactPolicyAnswersAsANoCacheServerAndTheRowsPolicySaysWhenItD
       resumed, int(cold.size()), served_rows, rows_differ);
 }
 
+// Issue 12 §5: a conversation back from the park gets the same matching as the one in place:
+// under the rows policy its next turn is aligned by text with the parked rows and resumes at
+// the parked end anchor; cached + reread is still the served prompt.
+TEST(HttpCache, AConversationBackFromTheParkIsAlignedByTextUnderTheRowsPolicy) {
+  ServerHarness h(cache_options(true, ResumePolicy::kRows));
+  ASSERT_TRUE(h.ok());
+  const std::vector<Turn> a = play(h, 1);
+  ASSERT_EQ(a.size(), 1u);
+  Json other = turn_body(Json::array({Json{{"role", "system"}, {"content", filler(700, 5)}},
+                                      Json{{"role", "user"}, {"content", filler(30, 6)}}}));
+  other["prompt_cache_key"] = "conversation-2";
+  auto b = h.post("/v1/chat/completions", other.dump());
+  ASSERT_TRUE(b);
+  ASSERT_EQ(b->status, 200) << b->body;
+
+  Json messages = a[0].body["messages"];
+  messages.push_back(Json{{"role", "assistant"}, {"content", a[0].answer["message"]["content"]}});
+  messages.push_back(Json{{"role", "user"}, {"content", filler(50, 8)}});
+  auto r = h.post("/v1/chat/completions", turn_body(messages).dump());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const Json u = parse_json(r->body)["usage"];
+  const Json& c = u["anchorage"]["cache"];
+  EXPECT_EQ(c["aligned"], "text");
+  EXPECT_EQ(c["source"], "park");
+  EXPECT_GE(c["cached"].get<int64_t>(), a[0].usage["prompt_tokens"].get<int64_t>());
+  EXPECT_EQ(c["cached"].get<int64_t>() + c["reread"].get<int64_t>(),
+            u["prompt_tokens"].get<int64_t>());
+}
+
 // Issue 12 §5: the end anchor and the rows in place hold what the per-turn session snapshot
 // would copy, so the snapshot waits until another conversation takes the rows. Park and pin
 // are off so that the store is what brings conversation 1 back.

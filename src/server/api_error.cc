@@ -6,6 +6,18 @@
 #include "server/json_writer.h"
 
 namespace anchorage::server {
+namespace {
+
+ApiError plain_error(int http_status, std::string message, std::string type, std::string code) {
+  ApiError e;
+  e.http_status = http_status;
+  e.message = std::move(message);
+  e.type = std::move(type);
+  e.code = std::move(code);
+  return e;
+}
+
+}  // namespace
 
 ApiError field_error(std::string param, std::string_view why, std::string code) {
   ApiError e;
@@ -53,67 +65,41 @@ ApiError error_from_status(const core::Status& status, std::string_view default_
 }
 
 ApiError body_too_large_error(size_t limit_bytes) {
-  ApiError e;
-  e.http_status = 413;
-  e.message = "the request body is larger than the server's limit of " +
-              std::to_string(limit_bytes) + " bytes";
-  e.code = "request_too_large";
-  return e;
+  return plain_error(413,
+                     "the request body is larger than the server's limit of " +
+                         std::to_string(limit_bytes) + " bytes",
+                     "invalid_request_error", "request_too_large");
 }
 
 ApiError queue_full_error() {
-  ApiError e;
-  e.http_status = 429;
-  e.message = "the request queue is full; retry later";
-  e.type = "rate_limit_error";
-  e.code = "queue_full";
-  return e;
+  return plain_error(429, "the request queue is full; retry later", "rate_limit_error",
+                     "queue_full");
 }
 
 ApiError shutting_down_error() {
-  ApiError e;
-  e.http_status = 503;
-  e.message = "the server is shutting down";
-  e.type = "server_error";
-  e.code = "shutting_down";
-  return e;
+  return plain_error(503, "the server is shutting down", "server_error", "shutting_down");
 }
 
 ApiError memory_full_error() {
-  ApiError e;
-  e.http_status = 503;
-  e.message = "the prompt's prefill does not fit the memory budget now; retry later";
-  e.type = "server_error";
-  e.code = "memory_full";
-  return e;
+  return plain_error(503, "the prompt's prefill does not fit the memory budget now; retry later",
+                     "server_error", "memory_full");
 }
 
 ApiError cache_busy_error() {
-  ApiError e;
-  e.http_status = 409;
-  e.message = "the engine is busy with a request; retry later";
-  e.type = "invalid_request_error";
-  e.code = "engine_busy";
-  return e;
+  return plain_error(409, "the engine is busy with a request; retry later", "invalid_request_error",
+                     "engine_busy");
 }
 
 ApiError internal_error(std::string_view what) {
-  ApiError e;
-  e.http_status = 500;
-  e.message = std::string(what);
-  e.type = "server_error";
-  e.code = "internal_error";
-  return e;
+  return plain_error(500, std::string(what), "server_error", "internal_error");
 }
 
 ApiError not_found_error() {
-  ApiError e;
-  e.http_status = 404;
   // Neither the path nor the method is echoed: both are client text (a path may carry a
   // prompt or a key in its query) and would land in the client's logs and ours.
-  e.message = "no such route: see GET /v1/models, POST /v1/chat/completions, POST /v1/completions";
-  e.code = "unknown_url";
-  return e;
+  return plain_error(
+      404, "no such route: see GET /v1/models, POST /v1/chat/completions, POST /v1/completions",
+      "invalid_request_error", "unknown_url");
 }
 
 std::string render_error_body(const ApiError& error) {

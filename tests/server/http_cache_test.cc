@@ -247,6 +247,52 @@ TEST(HttpCache, AConversationBackFromTheParkIsAlignedByTextUnderTheRowsPolicy) {
             u["prompt_tokens"].get<int64_t>());
 }
 
+// Issue 12 §5 (docs/end-alignment.md "Partial alignment"): under the rows policy, a client
+// copy that parts from the rows inside the answer (here: the client edited its middle) is
+// served the rows' own tokens up to the last boundary where the text still matched, when that
+// goes further than the client's tokens follow the rows (an answer that re-tokenizes
+// differently before the edit). Some of these random-weight answers do; the test needs one.
+TEST(HttpCache, ACopyEditedInsideTheAnswerIsServedTheRowsUpToTheEdit) {
+  ServerHarness h(cache_options(true, ResumePolicy::kRows));
+  ASSERT_TRUE(h.ok());
+  int partial = 0;
+  for (int q = 0; q < 24 && partial == 0; ++q) {
+    Json messages = Json::array({Json{{"role", "user"}, {"content", filler(6 + q % 5, 20 + q)}}});
+    Turn first;
+    first.body = turn_body(messages);
+    first.body["max_tokens"] = 24;
+    first.body["prompt_cache_key"] = "edited-" + std::to_string(q);
+    ASSERT_TRUE(send_turn(h, &first, &messages));
+    std::string content = first.answer["message"]["content"].get<std::string>();
+    if (content.size() < 8) continue;
+    size_t mid = content.size() / 2;
+    while (mid < content.size() && (uint8_t(content[mid]) & 0xC0) == 0x80) ++mid;
+    content.insert(mid, "zz");
+    messages.back()["content"] = content;
+    messages.push_back(Json{{"role", "user"}, {"content", filler(5, 40 + q)}});
+    Json body = turn_body(messages);
+    body["prompt_cache_key"] = first.body["prompt_cache_key"];
+    auto r = h.post("/v1/chat/completions", body.dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    const Json u = parse_json(r->body)["usage"];
+    const Json& c = u["anchorage"]["cache"];
+    EXPECT_EQ(c["cached"].get<int64_t>() + c["reread"].get<int64_t>(),
+              u["prompt_tokens"].get<int64_t>());
+    if (c["served"] != "rows") continue;
+    ++partial;
+    EXPECT_EQ(c["aligned"], "text");
+    EXPECT_EQ(c["exact"], false);
+    EXPECT_GT(c["differing"].get<int64_t>(), 0);
+    // It parted inside the answer: below the end anchor, above the first turn's prompt.
+    const int64_t end = first.usage["prompt_tokens"].get<int64_t>() +
+                        first.usage["completion_tokens"].get<int64_t>() - 1;
+    EXPECT_LT(c["cached"].get<int64_t>(), end);
+    EXPECT_GE(c["cached"].get<int64_t>(), first.usage["prompt_tokens"].get<int64_t>());
+  }
+  EXPECT_GT(partial, 0) << "no answer re-tokenized differently before its middle";
+}
+
 // Issue 12 §5: the end anchor and the rows in place hold what the per-turn session snapshot
 // would copy, so the snapshot waits until another conversation takes the rows. Park and pin
 // are off so that the store is what brings conversation 1 back.

@@ -124,7 +124,7 @@ void EngineQueue::loop() noexcept {
     {
       std::unique_lock<std::mutex> lock(mu_);
       auto ready = [&] { return closed_ || (!held_ && !task_active_ && !waiting_.empty()); };
-      if (caches_ != nullptr && caches_->options().prepare.enabled) {
+      if (caches_ != nullptr && caches_->options().prepare.enabled && ahead_armed_) {
         // Idle this long: the summary of the conversation in place is written ahead.
         const auto idle = std::chrono::duration<double>(caches_->options().prepare.idle_s);
         if (!cv_.wait_for(lock, idle, ready)) {
@@ -150,6 +150,7 @@ void EngineQueue::loop() noexcept {
       std::lock_guard<std::mutex> lock(mu_);
       running_ = false;
       running_stream_.reset();
+      ahead_armed_ = true;  // the conversation in place may want its summary now
     }
     cv_.notify_all();
   }
@@ -166,7 +167,11 @@ void EngineQueue::prepare_ahead(std::unique_lock<std::mutex>& lock) {
       return closed_ || !waiting_.empty() || tasks_waiting_ > 0;
     });
   }
+  // Written (or not wanted): nothing to do until a job changes the conversation in place.
+  // Stopped: the next idle period tries again.
+  const bool again = caches_->summary_wanted();
   lock.lock();
+  ahead_armed_ = again;
   preparing_ = false;
   cv_.notify_all();
 }

@@ -105,6 +105,7 @@ class EngineQueue {
   bool task_active_ = false;  // run_when_idle's task has the engine
   int tasks_waiting_ = 0;     // run_when_idle calls waiting for the engine
   bool preparing_ = false;    // the caches write a summary ahead (--compaction-prepare)
+  bool ahead_armed_ = true;   // the idle step may have work (false: wait for a job)
   std::thread thread_;
 };
 

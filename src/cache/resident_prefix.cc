@@ -133,6 +133,7 @@ core::Status ResidentPrefix::restore(engine::Engine& engine, const ResumeOffer& 
     case ResumeSource::kSpill:
     case ResumeSource::kResponse:
     case ResumeSource::kContinuation:  // never planned
+    case ResumeSource::kPrepared:
       break;
   }
   if (!chosen.useful()) engine.reset();
@@ -216,6 +217,7 @@ core::Status ResidentPrefix::check_offer(std::span<const int32_t> prompt,
     case ResumeSource::kSpill:
     case ResumeSource::kResponse:
     case ResumeSource::kContinuation:  // never planned
+    case ResumeSource::kPrepared:
       break;
   }
   return core::Status::ok();
@@ -268,6 +270,7 @@ int64_t ResidentPrefix::start_taint(const ResumeOffer& chosen) const {
     case ResumeSource::kPark:
     case ResumeSource::kResponse:
     case ResumeSource::kContinuation:  // never planned
+    case ResumeSource::kPrepared:
     case ResumeSource::kCold:
       break;
   }
@@ -331,6 +334,7 @@ void ResidentPrefix::count_start(const ResumeOffer& chosen) {
     case ResumeSource::kSpill:
     case ResumeSource::kResponse:
     case ResumeSource::kContinuation:  // never planned
+    case ResumeSource::kPrepared:
       break;
   }
   if (chosen.useful()) {

@@ -23,9 +23,13 @@ enum class ResumeSource : uint8_t {
   kDisk,      // a disk tier anchor and its chunks
   kSpill,     // a session spill entry: a whole conversation on the disk
   kResponse,  // a whole response from the response cache (no engine work)
-  // A compaction served as the continuation of the conversation in place (its end anchor);
-  // never planned: EngineCaches reports it for a start the resident prefix restored.
+  // A compaction served as the continuation of the session's conversation (its end anchor in
+  // place, parked or spilled); never planned: EngineCaches reports it for a start another
+  // source restored (CacheSplit::restored_by).
   kContinuation,
+  // A compaction answered from the summary written ahead while the engine was idle (no engine
+  // work; server::EngineCaches, docs/compaction.md).
+  kPrepared,
 };
 
 // The tier a source belongs to, as usage and the peek route report it.
@@ -39,10 +43,11 @@ enum class ResumeTier : uint8_t {
   kResponse,     // the response cache
 };
 
-inline constexpr std::array<ResumeSource, 10> kAllResumeSources = {
-    ResumeSource::kCold,     ResumeSource::kAnchor,      ResumeSource::kEnd,  ResumeSource::kPin,
-    ResumeSource::kPark,     ResumeSource::kStore,       ResumeSource::kDisk, ResumeSource::kSpill,
-    ResumeSource::kResponse, ResumeSource::kContinuation};
+inline constexpr std::array<ResumeSource, 11> kAllResumeSources = {
+    ResumeSource::kCold,         ResumeSource::kAnchor,  ResumeSource::kEnd,
+    ResumeSource::kPin,          ResumeSource::kPark,    ResumeSource::kStore,
+    ResumeSource::kDisk,         ResumeSource::kSpill,   ResumeSource::kResponse,
+    ResumeSource::kContinuation, ResumeSource::kPrepared};
 
 constexpr ResumeTier tier_of(ResumeSource s) {
   switch (s) {
@@ -62,6 +67,7 @@ constexpr ResumeTier tier_of(ResumeSource s) {
     case ResumeSource::kSpill:
       return ResumeTier::kSpill;
     case ResumeSource::kResponse:
+    case ResumeSource::kPrepared:
       return ResumeTier::kResponse;
   }
   return ResumeTier::kNone;
@@ -89,6 +95,8 @@ constexpr std::string_view name(ResumeSource s) {
       return "response";
     case ResumeSource::kContinuation:
       return "continuation";
+    case ResumeSource::kPrepared:
+      return "prepared";
   }
   return "cold";
 }

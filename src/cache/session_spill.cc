@@ -713,6 +713,15 @@ std::vector<int32_t> SessionSpill::resident_tokens() const {
   return {};
 }
 
+std::span<const int32_t> SessionSpill::session_tokens(std::string_view session) const {
+  if (session.empty()) return {};
+  auto it = entries_.find(entry_id(session, {}));
+  if (it == entries_.end() || it->second.anchors.empty()) return {};
+  const std::vector<int32_t>& t = it->second.tokens;
+  return std::span<const int32_t>(t).first(
+      size_t(std::min<int64_t>(int64_t(t.size()), it->second.anchors.back().position)));
+}
+
 core::Result<SessionSpill::Restored> SessionSpill::restore_resident(engine::Engine& engine) {
   for (auto& [id, e] : entries_) {
     if (!e.resident) continue;

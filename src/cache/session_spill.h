@@ -169,6 +169,9 @@ class SessionSpill : public OfferSource {
   // The newest entry the drain saved as the resident conversation, to be read back at start:
   // its tokens (empty: none). restore_resident() reads it into the engine at its end.
   std::vector<int32_t> resident_tokens() const;
+  // The tokens of the session's entry up to its end anchor (empty: no entry). Valid until the
+  // next save, restore or clear.
+  std::span<const int32_t> session_tokens(std::string_view session) const;
   struct Restored {
     std::vector<int32_t> tokens;
     std::string session;

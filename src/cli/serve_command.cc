@@ -70,6 +70,7 @@ struct ServeArgs {
   std::string log_level = "info";
   std::string resume_policy{server::resume_policy_name(server::CacheOptions{}.resume_policy)};
   std::string compaction{server::compaction_mode_name(server::ServerOptions{}.compaction)};
+  server::CompactionPrepareOptions compaction_prepare;
   bool end_anchor = kResident.end_anchor;
   bool branch_anchors = kResident.branch_anchors;
   bool end_align = server::CacheOptions{}.end_align;
@@ -158,6 +159,13 @@ FlagSet make_flags(ServeArgs* a) {
                "client: serve a compaction request as sent; continuation: serve opencode's "
                "compaction as the session's conversation plus one turn (not the client's "
                "prompt; reported as served: continuation)");
+  f.add_bool("compaction-prepare", &a->compaction_prepare.enabled,
+             "with --compaction continuation: write the summary of the conversation in place "
+             "while the engine is idle, and answer its compaction from it (on|off)");
+  f.add_double("compaction-idle-s", &a->compaction_prepare.idle_s,
+               "seconds without a request before a summary is written ahead");
+  f.add_int("compaction-min-tokens", &a->compaction_prepare.min_tokens,
+            "the shortest conversation whose summary is written ahead");
   f.add_bool("end-anchor", &a->end_anchor, "keep the end anchor after a generation (on|off)");
   f.add_bool("end-align", &a->end_align,
              "rows policy: align a client's copy with the rows by text at the end anchor "
@@ -389,6 +397,12 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
   const auto compaction = server::parse_compaction_mode(a.compaction);
   if (!compaction) return "--compaction must be client or continuation";
   o->compaction = *compaction;
+  if (a.compaction_prepare.enabled && o->compaction != server::CompactionMode::kContinuation)
+    return "--compaction-prepare on needs --compaction continuation";
+  if (!(a.compaction_prepare.idle_s >= 0.0) || a.compaction_prepare.idle_s > 86400.0)
+    return "--compaction-idle-s must be in [0, 86400]";
+  if (a.compaction_prepare.min_tokens < 1) return "--compaction-min-tokens must be >= 1";
+  o->cache.prepare = a.compaction_prepare;
   o->admin_token = a.admin_token;
   o->journal.path = a.journal;
   if (!(a.journal_mb > 0.0) || a.journal_mb > 1e6) return "--journal-mb must be in (0, 1e6]";

@@ -50,6 +50,13 @@ struct ServedStats {
   // Recognised compactions served as sent: no conversation of the session in place, or the
   // guard did not find the client's history in it.
   int64_t continuations_declined = 0;
+  // --compaction-prepare (summary_ahead.h): runs begun, written to their end, stopped by a
+  // request, refused by the engine; compactions answered from a written summary.
+  int64_t summaries_started = 0;
+  int64_t summaries_prepared = 0;
+  int64_t summaries_stopped = 0;
+  int64_t summaries_failed = 0;
+  int64_t summaries_served = 0;
 
   template <class F>
   void visit(F&& f) const {
@@ -62,6 +69,11 @@ struct ServedStats {
     f("snapshots_lost", snapshots_lost, cache::StatKind::kCounter);
     f("continuations", continuations, cache::StatKind::kCounter);
     f("continuations_declined", continuations_declined, cache::StatKind::kCounter);
+    f("summaries_started", summaries_started, cache::StatKind::kCounter);
+    f("summaries_prepared", summaries_prepared, cache::StatKind::kCounter);
+    f("summaries_stopped", summaries_stopped, cache::StatKind::kCounter);
+    f("summaries_failed", summaries_failed, cache::StatKind::kCounter);
+    f("summaries_served", summaries_served, cache::StatKind::kCounter);
   }
 };
 

@@ -16,7 +16,68 @@ std::string_view line_after(std::string_view s, size_t at, std::string_view tag)
   return rest.substr(0, rest.find('\n'));
 }
 
+// opencode 1.18.33's summarization agent (the system text) and its instructions after the
+// history (tests/corpus/chat_requests/opencode_07.json): the summary written ahead uses them
+// until a compaction request of the client brings its own.
+constexpr std::string_view kOpencodeSystem =
+    R"~(You are a context summarization agent. You are given a conversation between a user and an agent. Your goal is to produce a structured summary matching the format specified so another coding agent can continue the work.
+
+Always follow the exact output structure requested by the user prompt. Keep every section, preserve exact file paths and identifiers when known, and prefer terse bullets over paragraphs.
+
+Do not continue the conversation. Do not respond to any questions in the conversation. Only output the structured summary in the exact format requested by the user prompt. Respond in the same language as the conversation.
+)~";
+constexpr std::string_view kOpencodeInstructions =
+    R"~(Create a new anchored summary from the conversation history in the <conversation> tags above so another coding agent can continue the work.
+
+Output exactly the Markdown structure shown inside <template> and keep the section order unchanged. Do not include the <template> tags in your response.
+<template>
+## Objective
+- [one or two brief sentences describing what the user is trying to accomplish]
+
+## Important Details
+- [constraints/preferences, decisions and why, important facts/assumptions, exact context needed to continue, or "(none)"]
+
+## Work State
+### Completed
+- [finished work, verified facts, or changes made; otherwise "(none)"]
+
+### Active
+- [current work, partial changes, or investigation state; otherwise "(none)"]
+
+### Blocked
+- [blockers, failing commands, or unknowns; otherwise "(none)"]
+
+## Next Move
+1. [immediate concrete action, or "(none)"]
+2. [next action if known, or "(none)"]
+
+## Relevant Files
+- [file or directory path: why it matters, or "(none)"]
+</template>
+
+Rules:
+- Keep every section, even when empty.
+- Use terse bullets, not prose paragraphs.
+- Preserve exact file paths, symbols, commands, error strings, URLs, and identifiers when known.
+- Do not mention the summary process or that context was compacted.)~";
+
 }  // namespace
+
+std::string continuation_turn(std::string_view system, std::string_view instructions) {
+  // Close the assistant turn the record stops in (its last sampled token, <|im_end|> when it
+  // finished, was never forwarded), then the one new user turn, then the answer without
+  // thinking — what the template renders for enable_thinking: false.
+  std::string t = "<|im_end|>\n<|im_start|>user\n";
+  t += system;
+  t += "\n\n";
+  t += instructions;
+  t += "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n";
+  return t;
+}
+
+std::string opencode_default_turn() {
+  return continuation_turn(kOpencodeSystem, kOpencodeInstructions);
+}
 
 std::optional<CompactionMode> parse_compaction_mode(std::string_view name) {
   if (name == "client") return CompactionMode::kClient;
@@ -61,14 +122,7 @@ std::optional<CompactionTurn> recognise_compaction(const text::ChatPrompt& chat)
   CompactionTurn turn;
   turn.first_user_line = std::string(first);
   turn.last_user_line = std::string(last);
-  // Close the assistant turn the record stops in (its last sampled token, <|im_end|> when it
-  // finished, was never forwarded), then the one new user turn, then the answer without
-  // thinking — what the template renders for enable_thinking: false.
-  turn.turn_text = "<|im_end|>\n<|im_start|>user\n";
-  turn.turn_text += system.content;
-  turn.turn_text += "\n\n";
-  turn.turn_text += instructions;
-  turn.turn_text += "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n";
+  turn.turn_text = continuation_turn(system.content, instructions);
   return turn;
 }
 

@@ -46,6 +46,21 @@ struct CompactionTurn {
 // one "[User]: " entry, followed by the instructions. nullopt for anything else.
 std::optional<CompactionTurn> recognise_compaction(const text::ChatPrompt& chat);
 
+// What the engine reads after the record: the end of its assistant turn, one user turn of
+// `system` then `instructions`, and an assistant turn with thinking off.
+std::string continuation_turn(std::string_view system, std::string_view instructions);
+// The turn of opencode 1.18.33's compaction (its system text and instructions): what the
+// summary written ahead uses until a compaction request brings the client's own.
+std::string opencode_default_turn();
+
+// --compaction-prepare (docs/compaction.md "The summary written ahead").
+struct CompactionPrepareOptions {
+  bool enabled = false;        // --compaction-prepare on|off
+  double idle_s = 30.0;        // --compaction-idle-s: no request for this long
+  int64_t min_tokens = 32768;  // --compaction-min-tokens: the conversation's end anchor
+  int64_t max_tokens = 4096;   // until a compaction request says (opencode sends 4096)
+};
+
 // The guard: true when both user lines appear in the held conversation's text (its tokens'
 // bytes). Any miss serves the request as sent.
 bool record_matches(const CompactionTurn& turn, std::string_view record_text);

@@ -54,7 +54,8 @@ EngineCaches::EngineCaches(const CacheOptions& options, engine::Engine& engine,
       store_(options.store_options),
       responses_(options.response_options),
       budget_(options.budget, engine_fixed_bytes(engine)),
-      planner_(options.planner) {
+      planner_(options.planner),
+      summary_ahead_(options.prepare) {
   resident_.set_glue_ids(glue_ids(tokenizer));
   resident_.set_park_give_up_hook(
       [this](const cache::ParkedSession::Contents& p) { spill_given_up(p); });
@@ -276,19 +277,31 @@ ServedPrompt EngineCaches::serve(const std::vector<int32_t>& prompt, const std::
   return ServedPrompt::client(prompt);
 }
 
-// A compaction of the conversation in place (docs/compaction.md): its tokens up to the end
-// anchor, then the client's instructions as one turn — when the conversation is this
-// session's (the session key is the tenant's too) and the guard finds the client's first and
-// last user lines in it.
+// The session's conversation up to its end anchor wherever a tier holds it whole (docs/
+// compaction.md): in place, parked, or in the spill — each of those offers its end anchor to
+// the planner for a prompt that continues it. Empty: none.
+std::span<const int32_t> EngineCaches::held_conversation(const std::string& session) const {
+  if (session.empty()) return {};
+  const cache::EndAnchor& end = resident_.end_anchor();
+  if (session == resident_.session() && end.held() && !resident_.guest_active() &&
+      end.position() <= int64_t(resident_.tokens().size()))
+    return resident_.tokens().first(size_t(end.position()));
+  if (const cache::ParkedSession::Contents* p = resident_.parked();
+      p != nullptr && p->session == session && !p->end.empty() &&
+      p->end.position() <= int64_t(p->tokens.size()))
+    return std::span<const int32_t>(p->tokens).first(size_t(p->end.position()));
+  if (spill_) return spill_->session_tokens(session);
+  return {};
+}
+
+// A compaction of the session's conversation: its tokens up to the end anchor, then the
+// client's instructions as one turn — when the guard finds the client's first and last user
+// lines in it (the session key is the tenant's too).
 std::optional<std::vector<int32_t>> EngineCaches::continuation(
     const CompactionTurn& turn, const std::string& session, const cache::OfferScope& scope) const {
-  const cache::EndAnchor& end = resident_.end_anchor();
-  if (session.empty() || session != resident_.session() || !end.held() || resident_.guest_active())
-    return std::nullopt;
-  const std::span<const int32_t> rows = resident_.tokens();
-  const int64_t e = end.position();
-  if (e <= 0 || e > int64_t(rows.size()) || !scope.allows(rows, e)) return std::nullopt;
-  const std::span<const int32_t> record = rows.first(size_t(e));
+  const std::span<const int32_t> record = held_conversation(session);
+  const int64_t e = int64_t(record.size());
+  if (e <= 0 || !scope.allows(record, e)) return std::nullopt;
   if (!record_matches(turn, tokenizer_.decode_bytes(record))) return std::nullopt;
   std::vector<int32_t> served(record.begin(), record.end());
   tokenizer_.encode(turn.turn_text, &served);
@@ -301,6 +314,7 @@ std::optional<std::vector<int32_t>> EngineCaches::continuation(
 ServedPrompt EngineCaches::serve(const GenerationJob& job, const std::string& session,
                                  const cache::OfferScope& scope) {
   std::optional<ServedPrompt> served;
+  summary_ahead_.learn(job);
   if (job.compaction) {
     if (auto continued = continuation(*job.compaction, session, scope))
       served = ServedPrompt::made(std::move(*continued), job.prompt, Alignment::kContinuation);
@@ -328,6 +342,55 @@ bool EngineCaches::answer_from_responses(const GenerationJob& job, const cache::
   start->offer.source = cache::ResumeSource::kResponse;
   start->offer.resume_at = int64_t(start->served.tokens.size());
   return true;
+}
+
+// A compaction served as the continuation whose summary was written ahead (summary_ahead.h):
+// no engine work, the conversation stays in place as it was.
+bool EngineCaches::answer_from_prepared(const GenerationJob& job, const std::string& session,
+                                        CacheStart* start) {
+  if (start->served.aligned != Alignment::kContinuation) return false;
+  auto answer = summary_ahead_.answer(job, start->served.tokens, session);
+  if (!answer) return false;
+  start->response = std::move(answer);
+  start->offer = cache::ResumeOffer{};
+  start->offer.source = cache::ResumeSource::kPrepared;
+  start->offer.resume_at = int64_t(start->served.tokens.size());
+  start->offer.exact = false;
+  return true;
+}
+
+SummaryAhead::Conversation EngineCaches::conversation_in_place() const {
+  SummaryAhead::Conversation c;
+  const cache::EndAnchor& end = resident_.end_anchor();
+  if (!end.held() || resident_.guest_active() || engine_.length() < end.position() ||
+      end.position() > int64_t(resident_.tokens().size()))
+    return c;
+  c.record = resident_.tokens().first(size_t(end.position()));
+  c.session = std::string(resident_.session());
+  c.end = &end.state();
+  return c;
+}
+
+bool EngineCaches::summary_wanted() const {
+  return summary_ahead_.options().enabled && summary_ahead_.wanted(conversation_in_place());
+}
+
+void EngineCaches::prepare_summary(const std::function<bool()>& should_stop) {
+  const SummaryAhead::Conversation c = conversation_in_place();
+  if (!summary_ahead_.wanted(c)) return;
+  // The disk writer may go on copying the conversation's rows: the run writes above them only.
+  if (disk_) disk_->fence(int64_t(c.record.size()));
+  const int64_t t0 = core::now_ns();
+  core::Status s = summary_ahead_.prepare(engine_, tokenizer_, c, should_stop);
+  if (!s.is_ok()) {
+    // The engine's state is not the conversation's any more: nothing of it is trusted.
+    core::ignore_status(s, "cache: the summary written ahead failed; the rows are dropped");
+    abandon();
+    return;
+  }
+  ANCHORAGE_LOG_DEBUG("cache: summary ahead of %zu tokens, %.0f ms", c.record.size(),
+                      double(core::now_ns() - t0) * 1e-6);
+  publish_stats();
 }
 
 core::Result<cache::Plan> EngineCaches::plan_with_room(std::span<const int32_t> served,
@@ -404,6 +467,7 @@ cache::ResumeOffer EngineCaches::restore(std::span<const int32_t> served,
     case cache::ResumeSource::kPark:
     case cache::ResumeSource::kResponse:  // never planned
     case cache::ResumeSource::kContinuation:
+    case cache::ResumeSource::kPrepared:  // answered without the engine
       break;
   }
   return chosen;
@@ -415,8 +479,11 @@ void EngineCaches::start_from(CacheStart* start) const {
   const ServedPrompt& served = start->served;
   CacheSplit& split = start->split;
   const int64_t n = int64_t(served.tokens.size());
-  // A continuation resumed from the end anchor in place; it says what it served instead.
-  split.source = served.aligned == Alignment::kContinuation && start->offer.useful()
+  // A continuation resumed from the conversation's end anchor (in place, parked or spilled); it
+  // says what it served instead, and `tier` which tier restored it.
+  split.restored_by = start->offer.source;
+  split.source = served.aligned == Alignment::kContinuation && start->offer.useful() &&
+                         start->offer.source != cache::ResumeSource::kPrepared
                      ? cache::ResumeSource::kContinuation
                      : start->offer.source;
   split.aligned = served.aligned;
@@ -437,7 +504,7 @@ core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
   const cache::OfferScope scope = scope_of(job.session);
   const std::string session = session_tag(job.session.hash(), !job.session.empty());
   start.served = serve(job, session, scope);
-  if (!answer_from_responses(job, scope, &start)) {
+  if (!answer_from_prepared(job, session, &start) && !answer_from_responses(job, scope, &start)) {
     settle_snapshot(start.served.tokens, session);
     auto plan = plan_with_room(start.served.tokens, session, scope);
     if (!plan) {
@@ -680,6 +747,7 @@ void EngineCaches::clear(bool disk) {
   responses_.clear();
   regions_.clear();
   ledger_.clear();
+  summary_ahead_.clear();
   publish_stats();
 }
 
@@ -699,6 +767,12 @@ void EngineCaches::publish_stats() {
                              ro.stash_bytes,         ro.pin_bytes,
                              ro.park_bytes,          options_.store_options.prefix_chunk};
   s.served = served_stats_;
+  const SummaryAheadStats& a = summary_ahead_.stats();
+  s.served.summaries_started = a.started;
+  s.served.summaries_prepared = a.prepared;
+  s.served.summaries_stopped = a.stopped;
+  s.served.summaries_failed = a.failed;
+  s.served.summaries_served = a.served;
   s.resident = resident_.stats();
   s.store_enabled = options_.store;
   s.store = store_.stats();

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <mutex>
@@ -46,6 +47,7 @@
 #include "server/compaction.h"
 #include "server/served_prompt.h"
 #include "server/session.h"
+#include "server/summary_ahead.h"
 #include "text/end_alignment.h"
 
 namespace anchorage::text {
@@ -80,6 +82,8 @@ struct CacheOptions {
   // --cache-scope tenant: no tier offers one tenant's states to another (tenant_scope.h); off:
   // every request may resume from any state (global).
   bool tenant_scope = false;
+  // --compaction-prepare: the summary written ahead while the engine is idle (summary_ahead.h).
+  CompactionPrepareOptions prepare;
 };
 
 // The tiers on the disk a server runs (either may be null).
@@ -150,6 +154,11 @@ class EngineCaches {
   void put_response(const GenerationJob& job, const CacheStart& start,
                     cache::CachedResponse response);
 
+  // --compaction-prepare, the engine queue's idle step: whether the conversation in place wants
+  // its summary written, and writing it (summary_ahead.h; should_stop: a request waits).
+  bool summary_wanted() const;
+  void prepare_summary(const std::function<bool()>& should_stop);
+
   // Where a prompt would resume, changing nothing (the peek route).
   CachePeek peek(const std::vector<int32_t>& prompt, const std::string& prompt_text,
                  const SessionKey& session);
@@ -171,6 +180,7 @@ class EngineCaches {
                      const cache::OfferScope& scope);
   ServedPrompt serve(const std::vector<int32_t>& prompt, const std::string& prompt_text,
                      const cache::OfferScope& scope) const;
+  std::span<const int32_t> held_conversation(const std::string& session) const;
   std::optional<std::vector<int32_t>> continuation(const CompactionTurn& turn,
                                                    const std::string& session,
                                                    const cache::OfferScope& scope) const;
@@ -186,6 +196,8 @@ class EngineCaches {
                                                    const cache::OfferScope& scope) const;
   bool answer_from_responses(const GenerationJob& job, const cache::OfferScope& scope,
                              CacheStart* start);
+  bool answer_from_prepared(const GenerationJob& job, const std::string& session,
+                            CacheStart* start);
   core::Result<cache::Plan> plan_with_room(std::span<const int32_t> served,
                                            const std::string& session,
                                            const cache::OfferScope& scope);
@@ -209,6 +221,7 @@ class EngineCaches {
                 const std::vector<size_t>& hidden_sampled);
   void plan_echo(int64_t base, const engine::GenerationResult& result);
   void publish_stats();
+  SummaryAhead::Conversation conversation_in_place() const;
 
   CacheOptions options_;
   engine::Engine& engine_;
@@ -221,6 +234,7 @@ class EngineCaches {
   std::unique_ptr<cache::DiskTier> disk_;
   std::unique_ptr<cache::SessionSpill> spill_;
   cache::TenantLedger ledger_;  // --cache-scope tenant: who made which state
+  SummaryAhead summary_ahead_;  // --compaction-prepare
   // The generated regions of the rows in place (end alignment's "reasoning the client drops").
   std::vector<text::GeneratedRegion> regions_;
   std::vector<int32_t> rows_before_;  // the resident tokens when the request began

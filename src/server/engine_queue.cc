@@ -91,9 +91,12 @@ core::Status EngineQueue::run_when_idle(const std::function<void()>& task, int w
     if (closed_) return core::Status::cancelled("the server is shutting down");
     if (refuse_if_waiting && !waiting_.empty())
       return core::Status::unavailable("a request is waiting for the engine");
+    ++tasks_waiting_;  // stops a summary being written ahead
     const bool idle = cv_.wait_for(lock, std::chrono::milliseconds(wait_ms), [&] {
-      return closed_ || (!running_ && !task_active_ && (!refuse_if_waiting || waiting_.empty()));
+      return closed_ || (!running_ && !task_active_ && !preparing_ &&
+                         (!refuse_if_waiting || waiting_.empty()));
     });
+    --tasks_waiting_;
     if (closed_) return core::Status::cancelled("the server is shutting down");
     if (!idle) return core::Status::unavailable("the engine is busy");
     task_active_ = true;
@@ -120,7 +123,17 @@ void EngineQueue::loop() noexcept {
     Item item;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return closed_ || (!held_ && !task_active_ && !waiting_.empty()); });
+      auto ready = [&] { return closed_ || (!held_ && !task_active_ && !waiting_.empty()); };
+      if (caches_ != nullptr && caches_->options().prepare.enabled && ahead_armed_) {
+        // Idle this long: the summary of the conversation in place is written ahead.
+        const auto idle = std::chrono::duration<double>(caches_->options().prepare.idle_s);
+        if (!cv_.wait_for(lock, idle, ready)) {
+          if (!held_ && !task_active_ && tasks_waiting_ == 0) prepare_ahead(lock);
+          continue;
+        }
+      } else {
+        cv_.wait(lock, ready);
+      }
       if (waiting_.empty()) return;  // closed (close() emptied the queue)
       if (held_ || task_active_) continue;
       item = std::move(waiting_.front());
@@ -147,9 +160,30 @@ void EngineQueue::loop() noexcept {
       std::lock_guard<std::mutex> lock(mu_);
       running_ = false;
       running_stream_.reset();
+      ahead_armed_ = true;  // the conversation in place may want its summary now
     }
     cv_.notify_all();
   }
+}
+
+// Runs the caches' idle step with the lock released; a job that arrives, a task that waits for
+// the engine, or the shutdown stops it (the caches look between prefill calls and tokens).
+void EngineQueue::prepare_ahead(std::unique_lock<std::mutex>& lock) {
+  preparing_ = true;
+  lock.unlock();
+  if (caches_->summary_wanted()) {
+    caches_->prepare_summary([this] {
+      std::lock_guard<std::mutex> g(mu_);
+      return closed_ || !waiting_.empty() || tasks_waiting_ > 0;
+    });
+  }
+  // Written (or not wanted): nothing to do until a job changes the conversation in place.
+  // Stopped: the next idle period tries again.
+  const bool again = caches_->summary_wanted();
+  lock.lock();
+  ahead_armed_ = again;
+  preparing_ = false;
+  cv_.notify_all();
 }
 
 JobOutcome EngineQueue::run(Item& item) {
@@ -271,7 +305,7 @@ void EngineQueue::log_outcome(const GenerationJob& job, const JobOutcome& out) {
   if (!job.session.empty())
     std::snprintf(session, sizeof(session), "%016llx", (unsigned long long)job.session.hash());
   const CacheSplit& c = out.cache;
-  const std::string_view tier = cache::tier_name(c.source);
+  const std::string_view tier = c.tier();
   const std::string_view source = cache::name(c.source);
   const std::string_view served = c.differing > 0 ? c.served_name() : std::string_view();
   ANCHORAGE_LOG_INFO(

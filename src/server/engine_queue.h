@@ -81,6 +81,7 @@ class EngineQueue {
     std::shared_ptr<TokenStream> stream;
   };
   void loop() noexcept;
+  void prepare_ahead(std::unique_lock<std::mutex>& lock);
   JobOutcome run(Item& item);
   core::Result<CacheStart> start_job(const GenerationJob& job);
   core::Result<engine::GenerationResult> generate(const GenerationJob& job, const CacheStart& start,
@@ -102,6 +103,9 @@ class EngineQueue {
   std::shared_ptr<TokenStream> running_stream_;  // the running job's, for cut_running()
   bool held_ = false;
   bool task_active_ = false;  // run_when_idle's task has the engine
+  int tasks_waiting_ = 0;     // run_when_idle calls waiting for the engine
+  bool preparing_ = false;    // the caches write a summary ahead (--compaction-prepare)
+  bool ahead_armed_ = true;   // the idle step may have work (false: wait for a job)
   std::thread thread_;
 };
 

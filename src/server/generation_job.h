@@ -30,6 +30,7 @@ struct GenerationJob {
   std::vector<int32_t> prompt;
   int64_t max_tokens = 16;
   engine::SamplingParams sampling;
+  bool seed_given = false;        // the client sent the seed (else the server drew one)
   std::vector<int32_t> stop_ids;  // ends the generation; the id is reported, not rendered
   // Log-probabilities: -1 none; k >= 0: the sampled token's and the k most likely ones'.
   int top_logprobs = -1;

@@ -41,6 +41,7 @@ GenerationJob make_job(Service& svc, const CompletionRequest& request, std::vect
   job.sampling = request.sampling;
   // No seed: a fresh one per request (OpenAI's sampling is not reproducible without one).
   if (!request.has_seed) job.sampling.seed = nonce;
+  job.seed_given = request.has_seed;
   job.stop_ids = svc.stop_ids;
   job.top_logprobs = request.logprobs ? request.top_logprobs : -1;
   job.session = request.session;

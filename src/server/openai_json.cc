@@ -143,7 +143,7 @@ Json render_usage(const JobOutcome& o, const SessionKey& session) {
   usage["total_tokens"] = o.prompt_tokens + o.completion_tokens;
   const CacheSplit& c = o.cache;
   usage["prompt_tokens_details"] = Json{{"cached_tokens", c.usage_cached_tokens()}};
-  Json cache = Json{{"tier", std::string(cache::tier_name(c.source))},
+  Json cache = Json{{"tier", std::string(c.tier())},
                     {"source", std::string(cache::name(c.source))},
                     {"cached", o.cached_tokens},
                     {"reread", o.reread_tokens},

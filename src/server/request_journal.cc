@@ -56,10 +56,9 @@ std::string journal_line(const JournalEntry& e) {
       ",\"tier\":\"%.*s\",\"source\":\"%.*s\",\"exact\":%s,\"served\":\"%.*s\","
       "\"ttft_ms\":%" PRId64 ",\"total_ms\":%" PRId64 ",\"generated\":%" PRId64 ",\"end\":\"%s\"",
       e.time_ms, e.request_id, session, e.prompt_tokens, e.client_prompt_tokens, e.cached, e.reread,
-      e.new_tokens, int(cache::tier_name(c.source).size()), cache::tier_name(c.source).data(),
-      int(cache::name(c.source).size()), cache::name(c.source).data(), c.exact ? "true" : "false",
-      int(c.served_name().size()), c.served_name().data(), e.ttft_ms, e.total_ms, e.generated,
-      e.end);
+      e.new_tokens, int(c.tier().size()), c.tier().data(), int(cache::name(c.source).size()),
+      cache::name(c.source).data(), c.exact ? "true" : "false", int(c.served_name().size()),
+      c.served_name().data(), e.ttft_ms, e.total_ms, e.generated, e.end);
   std::string line(buf, size_t(std::min<int>(n, int(sizeof(buf)) - 1)));
   if (e.reason != JournalEntry::Reason::kNone) {
     n = std::snprintf(buf, sizeof(buf), ",\"parted_at\":%" PRId64 ",\"reason\":\"%s\"", e.parted_at,

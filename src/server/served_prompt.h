@@ -62,6 +62,12 @@ struct ServedPrompt {
 
 struct CacheSplit {
   cache::ResumeSource source = cache::ResumeSource::kCold;
+  // A continuation's source says what was served; this, which tier restored the conversation
+  // (its end anchor in place, the park, the spill).
+  cache::ResumeSource restored_by = cache::ResumeSource::kCold;
+  std::string_view tier() const {
+    return cache::tier_name(source == cache::ResumeSource::kContinuation ? restored_by : source);
+  }
   int64_t prompt_tokens = 0;  // the served prompt: cached + reread, always
   int64_t cached = 0;         // restored from a cache
   int64_t reread = 0;         // forwarded by the prefill

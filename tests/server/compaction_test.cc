@@ -7,12 +7,19 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
+#include "cache/state_copy.h"
+#include "engine/generation.h"
 #include "server/disk_test_support.h"
 #include "server/server_harness.h"
+#include "server/summary_ahead.h"
+#include "server/token_logprobs.h"
 #include "text/chat_prompt.h"
 #include "text/qwen3_chat_template.h"
 #include "text/tokenizer.h"
@@ -92,6 +99,14 @@ TEST(Compaction, GuardNeedsBothUserLinesInTheRecord) {
   EXPECT_FALSE(record_matches(CompactionTurn{}, "anything"));
 }
 
+TEST(Compaction, TheDefaultTurnIsOpencodesOwn) {
+  // The summary written ahead before any compaction request came uses opencode 1.18.33's turn.
+  EXPECT_EQ(opencode_default_turn(),
+            recognise_compaction(corpus_chat("opencode_07.json"))->turn_text);
+  EXPECT_EQ(opencode_default_turn(),
+            recognise_compaction(corpus_chat("opencode_13.json"))->turn_text);
+}
+
 TEST(Compaction, ModeNames) {
   EXPECT_EQ(parse_compaction_mode("client"), CompactionMode::kClient);
   EXPECT_EQ(parse_compaction_mode("continuation"), CompactionMode::kContinuation);
@@ -135,26 +150,27 @@ ServerOptions continuation_options() {
   return o;
 }
 
-TEST(CompactionHttp, ServedAsTheContinuationEqualsAColdRunOfTheServedIds) {
-  ServerHarness h(continuation_options());
-  ASSERT_TRUE(h.ok());
-  const text::Tokenizer& tok = *h.model().tokenizer;
-  post_chat(h, turn_one(), "ses_a");
-  const std::vector<int32_t> record = encode_chat(tok, turn_one());
-
-  const Json body = compaction_body("\"fix the parser in main.c\"");
-  const Json got = post_chat(h, body, "ses_a");
-  ASSERT_TRUE(got.contains("usage")) << got.dump();
-  const Json& cache = got["usage"]["anchorage"]["cache"];
-  // Written out here, independently of compaction.cc: the held conversation, then one turn.
+// Written out here, independently of compaction.cc: the held conversation, then one turn.
+std::vector<int32_t> served_ids(const text::Tokenizer& tok, std::vector<int32_t> record) {
   const std::string turn = std::string("<|im_end|>\n<|im_start|>user\n") + kSummarySystem +
                            "\n\nSummarise it in one line.<|im_end|>\n<|im_start|>assistant\n"
                            "<think>\n\n</think>\n\n";
-  std::vector<int32_t> served = record;
-  tok.encode(turn, &served);
+  tok.encode(turn, &record);
+  return record;
+}
+
+// `got` (a compaction's answer) is the continuation of `record` from the tier `tier`, and its
+// tokens and logprobs equal, bit for bit, a --no-cache server's given the served ids.
+void expect_continuation_of(const ServerHarness& h, const Json& got, const Json& body,
+                            const std::vector<int32_t>& record, const std::string& tier) {
+  const text::Tokenizer& tok = *h.model().tokenizer;
+  ASSERT_TRUE(got.contains("usage")) << got.dump();
+  const Json& cache = got["usage"]["anchorage"]["cache"];
+  const std::vector<int32_t> served = served_ids(tok, record);
   const int64_t n_turn = int64_t(served.size() - record.size());
   EXPECT_EQ(cache["served"], "continuation");
   EXPECT_EQ(cache["source"], "continuation");
+  EXPECT_EQ(cache["tier"], tier);
   EXPECT_EQ(cache["aligned"], "continuation");
   EXPECT_EQ(cache["exact"], false);
   EXPECT_EQ(cache["cached"], int64_t(record.size()));
@@ -165,9 +181,7 @@ TEST(CompactionHttp, ServedAsTheContinuationEqualsAColdRunOfTheServedIds) {
   EXPECT_EQ(got["usage"]["prompt_tokens"], client);
   EXPECT_EQ(got["usage"]["prompt_tokens_details"]["cached_tokens"],
             std::max<int64_t>(0, client - n_turn));
-  EXPECT_EQ(cache_stats(h)["served"]["continuations"], 1) << cache_stats(h).dump();
 
-  // A cold server fed the served ids gives the same tokens and logprobs, bit for bit.
   ServerHarness cold(no_cache_options());
   ASSERT_TRUE(cold.ok());
   const Json completion = {
@@ -183,6 +197,59 @@ TEST(CompactionHttp, ServedAsTheContinuationEqualsAColdRunOfTheServedIds) {
     EXPECT_EQ(have[i]["token"], want["tokens"][i]) << i;
     EXPECT_EQ(have[i]["logprob"].get<double>(), want["token_logprobs"][i].get<double>()) << i;
   }
+}
+
+TEST(CompactionHttp, ServedAsTheContinuationEqualsAColdRunOfTheServedIds) {
+  ServerHarness h(continuation_options());
+  ASSERT_TRUE(h.ok());
+  post_chat(h, turn_one(), "ses_a");
+  const Json body = compaction_body("\"fix the parser in main.c\"");
+  const Json got = post_chat(h, body, "ses_a");
+  expect_continuation_of(h, got, body, encode_chat(*h.model().tokenizer, turn_one()), "resident");
+  EXPECT_EQ(cache_stats(h)["served"]["continuations"], 1) << cache_stats(h).dump();
+}
+
+// Another session's conversation of about the same size (not a guest: it replaces the rows).
+Json other_turn(int salt) {
+  Json b = turn_one();
+  b["messages"][0]["content"] = disk_filler(30, salt);
+  b["messages"][1]["content"] = disk_filler(20, salt + 1);
+  return b;
+}
+
+TEST(CompactionHttp, AParkedConversationIsContinuedFromThePark) {
+  ServerHarness h(continuation_options());
+  ASSERT_TRUE(h.ok());
+  post_chat(h, turn_one(), "ses_a");
+  post_chat(h, other_turn(3), "ses_b");  // ses_a's rows go to the park
+  ASSERT_EQ(cache_stats(h)["resident"]["parks"], 1) << cache_stats(h).dump();
+  const Json body = compaction_body("\"fix the parser in main.c\"");
+  const Json got = post_chat(h, body, "ses_a");
+  expect_continuation_of(h, got, body, encode_chat(*h.model().tokenizer, turn_one()), "ram_park");
+  EXPECT_EQ(cache_stats(h)["served"]["continuations"], 1);
+}
+
+TEST(CompactionHttp, AConversationTheParkGaveUpIsContinuedFromTheSpill) {
+  TempDir dir;
+  ServerOptions o = continuation_options();
+  o.cache.disk_root = dir.path;
+  o.cache.disk.admission.min_tokens = int64_t(1) << 40;  // the disk tier writes nothing
+  o.cache.disk.min_free_bytes = 0;
+  o.cache.store = false;  // no RAM snapshot of the displaced conversation
+  o.cache.spill_options.give_up_min_tokens = 1;
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  post_chat(h, turn_one(), "ses_a");
+  post_chat(h, other_turn(3), "ses_b");  // ses_a parked
+  post_chat(h, other_turn(7), "ses_c");  // ses_b parked over it: ses_a goes to the spill
+  Json stats = cache_stats(h);
+  ASSERT_EQ(stats["spill"]["saves"], 1) << stats.dump();
+  const Json body = compaction_body("\"fix the parser in main.c\"");
+  const Json got = post_chat(h, body, "ses_a");
+  expect_continuation_of(h, got, body, encode_chat(*h.model().tokenizer, turn_one()), "nvme_spill");
+  stats = cache_stats(h);
+  EXPECT_EQ(stats["served"]["continuations"], 1);
+  EXPECT_EQ(stats["spill"]["hits"], 1);
 }
 
 TEST(CompactionHttp, AHistoryThatIsNotTheHeldConversationIsServedAsSent) {
@@ -206,6 +273,167 @@ TEST(CompactionHttp, OffByDefault) {
   const Json got = post_chat(h, compaction_body("\"fix the parser in main.c\""), "ses_a");
   EXPECT_EQ(got["usage"]["anchorage"]["cache"]["served"], "client") << got.dump();
   EXPECT_EQ(got["usage"]["anchorage"]["cache"]["exact"], true);
+}
+
+// --- The summary written ahead (summary_ahead.h) ---------------------------------------------
+
+// The engine's state that a conversation of length e owns: its length, rows [0, e) of every
+// view and every section.
+struct EngineState {
+  int64_t length = 0;
+  cache::RowCopy rows;
+  cache::SectionCopy sections;
+};
+
+EngineState capture_state(engine::Engine& engine, int64_t e) {
+  return EngineState{engine.length(), cache::RowCopy::capture(engine, 0, e),
+                     cache::SectionCopy::capture(engine)};
+}
+
+void expect_same_state(const EngineState& a, const EngineState& b) {
+  EXPECT_EQ(a.length, b.length);
+  ASSERT_EQ(a.rows.parts(), b.rows.parts());
+  for (size_t i = 0; i < a.rows.parts(); ++i) {
+    ASSERT_EQ(a.rows.part_bytes(i), b.rows.part_bytes(i));
+    EXPECT_EQ(std::memcmp(a.rows.part(i), b.rows.part(i), a.rows.part_bytes(i)), 0) << "view " << i;
+  }
+  EXPECT_TRUE(a.sections.same_bytes(b.sections));
+}
+
+GenerationJob compaction_job(const ServedModel& m, int64_t max_tokens) {
+  GenerationJob job;
+  auto chat = text::parse_chat_request(compaction_body("\"fix the parser in main.c\""));
+  EXPECT_TRUE(bool(chat));
+  job.compaction = recognise_compaction(*chat);
+  job.sampling.temperature = 0.0;
+  job.stop_ids = m.stop_ids;
+  job.max_tokens = max_tokens;
+  job.top_logprobs = 2;
+  return job;
+}
+
+TEST(SummaryAhead, StoppedOrNotItLeavesTheConversationBitIdenticalAndServesTheContinuation) {
+  ServedModel* m = shared_model();
+  ASSERT_NE(m, nullptr);
+  engine::Engine& engine = *m->engine;
+  const text::Tokenizer& tok = *m->tokenizer;
+  const std::vector<int32_t> record = encode_chat(tok, turn_one());
+  const int64_t e = int64_t(record.size());
+  engine.reset();
+  ASSERT_TRUE(engine.prefill(record).is_ok());
+  const cache::SectionCopy end = cache::SectionCopy::capture(engine);
+  const EngineState before = capture_state(engine, e);
+
+  CompactionPrepareOptions o;
+  o.enabled = true;
+  o.min_tokens = 1;
+  SummaryAhead ahead(o);
+  const GenerationJob job = compaction_job(*m, 8);
+  ahead.learn(job);
+  const SummaryAhead::Conversation conv{record, "ses_a", &end};
+  ASSERT_TRUE(ahead.wanted(conv));
+  EXPECT_FALSE(ahead.wanted({record, "", &end})) << "no session: not an agent's conversation";
+
+  // A request arrives while it decodes: stopped after the third token, nothing kept.
+  int asked = 0;
+  ASSERT_TRUE(ahead.prepare(engine, tok, conv, [&] { return ++asked >= 3; }).is_ok());
+  EXPECT_EQ(ahead.stats().stopped, 1);
+  EXPECT_EQ(ahead.stats().prepared, 0);
+  expect_same_state(capture_state(engine, e), before);
+  const std::vector<int32_t> served = served_ids(tok, record);
+  EXPECT_FALSE(ahead.answer(job, served, "ses_a"));
+  EXPECT_TRUE(ahead.wanted(conv)) << "a stopped run is tried again";
+
+  // Written to its end: the same bits in place, and it is not wanted again.
+  ASSERT_TRUE(ahead.prepare(engine, tok, conv, [] { return false; }).is_ok());
+  EXPECT_EQ(ahead.stats().prepared, 1);
+  expect_same_state(capture_state(engine, e), before);
+  EXPECT_FALSE(ahead.wanted(conv));
+
+  // Another session, other ids, a seeded sampled request or another sampling: not from it.
+  EXPECT_FALSE(ahead.answer(job, served, "ses_b"));
+  EXPECT_FALSE(ahead.answer(job, record, "ses_a"));
+  GenerationJob seeded = job;
+  seeded.sampling.temperature = 0.7;
+  EXPECT_FALSE(ahead.answer(seeded, served, "ses_a"));
+  auto answer = ahead.answer(job, served, "ses_a");
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(ahead.stats().served, 1);
+
+  // What the continuation produces: a cold run of the served ids, greedy.
+  engine.reset();
+  std::vector<TokenEvent> want;
+  engine::GenerationOptions g;
+  g.max_tokens = job.max_tokens;
+  g.stop_ids = job.stop_ids;
+  g.on_token = [&](int32_t token) {
+    TokenEvent ev;
+    ev.token = token;
+    if (std::find(job.stop_ids.begin(), job.stop_ids.end(), token) == job.stop_ids.end())
+      fill_token_logprobs(engine.logits(), job.top_logprobs, &ev);
+    want.push_back(ev);
+    return true;
+  };
+  ASSERT_TRUE(engine::generate(engine, served, g));
+  ASSERT_EQ(answer->tokens.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(answer->tokens[i].token, want[i].token) << i;
+    EXPECT_EQ(std::memcmp(&answer->tokens[i].logprob, &want[i].logprob, sizeof(float)), 0) << i;
+    EXPECT_EQ(answer->tokens[i].top, want[i].top) << i;
+  }
+  engine.reset();
+}
+
+ServerOptions prepare_options() {
+  ServerOptions o = continuation_options();
+  o.cache.prepare.enabled = true;
+  o.cache.prepare.idle_s = 0.05;
+  o.cache.prepare.min_tokens = 1;
+  return o;
+}
+
+// POST without a session key (the answer, or null).
+Json post_chat_anonymous(ServerHarness& h, const Json& body) {
+  auto r = h.post("/v1/chat/completions", body.dump());
+  EXPECT_TRUE(r);
+  if (!r) return Json();
+  EXPECT_EQ(r->status, 200) << r->body;
+  return parse_json(r->body);
+}
+
+TEST(CompactionHttp, APreparedSummaryIsServedAsTheContinuationWouldAnswer) {
+  const Json body = compaction_body("\"fix the parser in main.c\"");
+  // The continuation's answer, from a server that writes nothing ahead.
+  ServerHarness q(continuation_options());
+  ASSERT_TRUE(q.ok());
+  post_chat(q, turn_one(), "ses_a");
+  const Json want = post_chat(q, body, "ses_a");
+  ASSERT_EQ(want["usage"]["anchorage"]["cache"]["source"], "continuation") << want.dump();
+
+  ServerHarness h(prepare_options());
+  ASSERT_TRUE(h.ok());
+  // A compaction request (of no session: nothing is written ahead for its conversation)
+  // teaches the turn and the sampling.
+  post_chat_anonymous(h, compaction_body("\"write a README\""));
+  post_chat(h, turn_one(), "ses_a");
+  Json stats;
+  for (int i = 0; i < 600; ++i) {  // waits for the engine to be idle (up to a minute)
+    stats = cache_stats(h);
+    if (stats["served"]["summaries_prepared"] == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(stats["served"]["summaries_prepared"], 1) << stats.dump();
+  const Json got = post_chat(h, body, "ses_a");
+  const Json& cache = got["usage"]["anchorage"]["cache"];
+  EXPECT_EQ(cache["source"], "prepared") << got.dump();
+  EXPECT_EQ(cache["served"], "continuation");
+  EXPECT_EQ(cache["exact"], false);
+  EXPECT_EQ(got["usage"]["prompt_tokens"], want["usage"]["prompt_tokens"]);
+  EXPECT_EQ(got["choices"][0].dump(), want["choices"][0].dump());
+  EXPECT_EQ(cache_stats(h)["served"]["summaries_served"], 1);
+  // Nothing ran on the engine: the conversation's end anchor is where it was.
+  EXPECT_EQ(cache_stats(h)["resident"]["end_position"],
+            int64_t(encode_chat(*h.model().tokenizer, turn_one()).size()));
 }
 
 }  // namespace

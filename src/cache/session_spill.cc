@@ -164,13 +164,22 @@ bool SessionSpill::exact_at(int64_t pos, int64_t taint) const {
   return pos % granularity_ == 0 && pos <= taint;
 }
 
-// An entry per session; without a session key, per conversation head (its first block's
-// tokens), so the next turn of a keyless conversation replaces its previous save.
+// An entry per session. Without a session key: the keyless entry whose every token the
+// conversation still starts with (its previous save: this one replaces it), else a new id from
+// the hash of all its tokens — two keyless conversations that share a head (a system prompt of
+// a block or more) are two entries, not one overwriting the other.
 std::string SessionSpill::entry_id(std::string_view session,
                                    std::span<const int32_t> tokens) const {
   if (!session.empty()) return "s" + std::string(session);
-  const size_t head = size_t(std::min<int64_t>(int64_t(tokens.size()), options_.block_rows));
-  return "h" + hex64(XXH3_64bits(tokens.data(), head * sizeof(int32_t)));
+  const Entry* previous = nullptr;
+  for (const auto& [id, e] : entries_) {
+    if (!e.session.empty() || e.tokens.size() > tokens.size() ||
+        !std::equal(e.tokens.begin(), e.tokens.end(), tokens.begin()))
+      continue;
+    if (previous == nullptr || e.tokens.size() > previous->tokens.size()) previous = &e;
+  }
+  if (previous != nullptr) return previous->id;
+  return "h" + hex64(XXH3_64bits(tokens.data(), tokens.size() * sizeof(int32_t)));
 }
 
 Status SessionSpill::scan() {
@@ -365,10 +374,12 @@ Status SessionSpill::save(engine::Engine& engine, const SpillConversation& conv,
   e.resident = conv.resident;
   e.saved_s = e.used_s = now_s();
   const int64_t B = options_.block_rows;
-  // The anchors kept: the end, and the newest others at block lines below it.
+  // The anchors kept: the end, and the newest others below it — at block lines or not: the
+  // end of the last prefill (where the next turn parts from the rows when the client sends
+  // another answer than the one generated) is rarely on one. A block ends at every kept anchor.
   std::map<int64_t, const SectionCopy*> keep;
   for (const SectionCopy* a : conv.anchors)
-    if (a != nullptr && !a->empty() && a->position() < n && a->position() % B == 0)
+    if (a != nullptr && !a->empty() && a->position() > 0 && a->position() < n)
       keep[a->position()] = a;
   while (int(keep.size()) > options_.anchors - 1) keep.erase(keep.begin());
   keep[n] = conv.end;
@@ -389,8 +400,8 @@ Status SessionSpill::save(engine::Engine& engine, const SpillConversation& conv,
   PrefixHasher hasher(fingerprint_);
   CacheKey prev;
   std::vector<CacheKey> below;
-  for (int64_t b = 0; b < n; b += B) {
-    const int64_t end = std::min(b + B, n);
+  for (int64_t b = 0, end = 0; b < n; b = end) {
+    end = std::min((b / B + 1) * B, keep.upper_bound(b)->first);  // keep ends at n
     core::Result<RowCopy> got =
         conv.rows ? conv.rows(b, end) : core::Result<RowCopy>(RowCopy::capture(engine, b, end));
     if (!got) return fail(got.error());

@@ -154,7 +154,8 @@ class SessionSpill : public OfferSource {
   // strictly below its end; restore_ms is the read of everything below it.
   ResumeOffer offer(std::span<const int32_t> prompt, std::string_view session) const override;
 
-  // Saves the conversation (replacing the entry of its session, or of its head without one).
+  // Saves the conversation (replacing the entry of its session; without one, the keyless entry
+  // it continues, else a new one).
   // OK and nothing written when the write guard refuses (counted); an I/O error leaves the
   // previous entry as it was.
   core::Status save(engine::Engine& engine, const SpillConversation& conv, SpillWrite kind);

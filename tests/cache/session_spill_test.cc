@@ -163,6 +163,61 @@ TEST(SessionSpill, ASecondSaveWritesOnlyTheNewBlocksAndBlocksInPlaceAreNotRead) 
   EXPECT_EQ(s3.blocks_read, 4);
 }
 
+// The anchor at the end of a prefill is rarely on a block line: it is kept (a block ends
+// there), and a prompt that parts from the conversation after it (another answer than the one
+// generated) resumes there, exactly, in the same spill and after reopening.
+TEST(SessionSpill, AnAnchorOffTheBlockLinesIsKeptAndOffered) {
+  auto e = tiny_engine();
+  auto ref = tiny_engine();
+  const std::vector<int32_t> prompt = random_tokens(300, e->vocab_size(), 31);
+  const std::vector<int32_t> conv = concat(prompt, random_tokens(20, e->vocab_size(), 32));
+  core::MemFs fs;
+  {
+    auto spill = open_spill(fs, e->layout());
+    e->reset();
+    ASSERT_TRUE(e->prefill(prompt, {}).is_ok());
+    const SectionCopy prefill_end = SectionCopy::capture(*e);  // 300: off the 64-row blocks
+    ASSERT_TRUE(e->prefill(std::span<const int32_t>(conv).subspan(300), {}).is_ok());
+    const SectionCopy end = SectionCopy::capture(*e);
+    SpillConversation c;
+    c.tokens = conv;
+    c.end = &end;
+    c.anchors = {&prefill_end};
+    ASSERT_TRUE(spill->save(*e, c, SpillWrite::kEviction).is_ok());
+  }
+  std::vector<int32_t> other_answer = prompt;
+  other_answer.push_back(conv[300] + 1);
+  other_answer.push_back(5);
+  auto spill = open_spill(fs, e->layout());
+  ASSERT_EQ(spill->stats().entries, 1);
+  expect_exact_resume(*spill, *e, *ref, other_answer, 300);
+  expect_exact_resume(*spill, *e, *ref, concat(conv, {9, 10}), 320);
+}
+
+// Without session keys an entry is the conversation, not its head: two conversations that
+// share their first blocks are two entries; a conversation's next turn (every token of its
+// previous save, then more) replaces its own entry.
+TEST(SessionSpill, KeylessConversationsWithOneHeadAreTwoEntriesAndANextTurnReplacesItsOwn) {
+  auto e = tiny_engine();
+  auto ref = tiny_engine();
+  const std::vector<int32_t> head = random_tokens(200, e->vocab_size(), 41);
+  const std::vector<int32_t> a = concat(head, random_tokens(60, e->vocab_size(), 42));
+  const std::vector<int32_t> b = concat(head, random_tokens(90, e->vocab_size(), 43));
+  core::MemFs fs;
+  auto spill = open_spill(fs, e->layout());
+  prefill_and_save(*spill, *e, a, "");
+  prefill_and_save(*spill, *e, b, "");
+  EXPECT_EQ(spill->stats().entries, 2);
+  const std::vector<int32_t> a2 = concat(a, random_tokens(30, e->vocab_size(), 44));
+  prefill_and_save(*spill, *e, a2, "");
+  EXPECT_EQ(spill->stats().entries, 2) << "a's next turn replaced a's entry";
+  spill = open_spill(fs, e->layout());
+  ASSERT_EQ(spill->stats().entries, 2);
+  expect_exact_resume(*spill, *e, *ref, concat(b, {3, 4}), 290);
+  expect_exact_resume(*spill, *e, *ref, concat(a2, {3, 4}), 290);
+  expect_exact_resume(*spill, *e, *ref, concat(a, {3, 4}), 256);  // a's own end went with it
+}
+
 // Blocks written raw by one server and compressed by the next (another --spill-codec) make one
 // entry, read back bit for bit; every codec and thread count gives the same rows.
 TEST(SessionSpill, RawAndCompressedBlocksMixInOneEntry) {

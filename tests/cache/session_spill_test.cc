@@ -218,6 +218,48 @@ TEST(SessionSpill, KeylessConversationsWithOneHeadAreTwoEntriesAndANextTurnRepla
   expect_exact_resume(*spill, *e, *ref, concat(a, {3, 4}), 256);  // a's own end went with it
 }
 
+// The prewarm reads an entry back whole, ahead of its request: asked to yield before a block,
+// it stops and the engine is as it was (bit for bit); otherwise the engine holds the
+// conversation at its end, exactly as a cold prefill of it, with the blocks in place not read.
+TEST(SessionSpill, APrewarmYieldsWithTheEngineUntouchedElseReadsTheConversationWhole) {
+  auto e = tiny_engine();
+  auto ref = tiny_engine();
+  const std::vector<int32_t> conv = random_tokens(300, e->vocab_size(), 51);
+  const std::vector<int32_t> next = concat(conv, random_tokens(20, e->vocab_size(), 52));
+  const std::vector<int32_t> other = concat(std::vector<int32_t>(conv.begin(), conv.begin() + 130),
+                                            random_tokens(70, e->vocab_size(), 53));
+  core::MemFs fs;
+  auto spill = open_spill(fs, e->layout());
+  prefill_and_save(*spill, *e, conv, "a");
+  e->reset();
+  ASSERT_TRUE(e->prefill(other).is_ok());  // another conversation in place, sharing 130 rows
+  const ResumeOffer o = spill->offer(next, {});
+  ASSERT_EQ(o.resume_at, 300);
+  const StateSnapshot before = take_snapshot(*e);
+  int asked = 0;
+  auto r = spill->prewarm(*e, next, o, 128, [&] { return ++asked == 2; });
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code(), core::StatusCode::kCancelled);
+  EXPECT_TRUE(same_state(before, take_snapshot(*e))) << "a yield leaves the rows in place";
+  EXPECT_EQ(spill->stats().prewarm_yields, 1);
+  EXPECT_EQ(spill->stats().entries, 1);
+
+  r = spill->prewarm(*e, next, o, 128, [] { return false; });
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  EXPECT_EQ(r->tokens, conv);
+  EXPECT_EQ(r->session, "a");
+  ASSERT_EQ(e->length(), 300);
+  ASSERT_TRUE(e->prefill(std::span(next).subspan(300)).is_ok());
+  const StateSnapshot got = take_snapshot(*e);
+  const StateSnapshot want = test::cold_snapshot(*ref, next);
+  EXPECT_TRUE(same_state(want, got));
+  EXPECT_TRUE(same_bits(want.logits, got.logits));
+  const SessionSpillStats st = spill->stats();
+  EXPECT_EQ(st.prewarms, 1);
+  EXPECT_EQ(st.blocks_in_place, 2) << "[0, 64) and [64, 128) were in place";
+  EXPECT_EQ(st.blocks_read, 3);
+}
+
 // Blocks written raw by one server and compressed by the next (another --spill-codec) make one
 // entry, read back bit for bit; every codec and thread count gives the same rows.
 TEST(SessionSpill, RawAndCompressedBlocksMixInOneEntry) {

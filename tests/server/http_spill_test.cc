@@ -309,5 +309,95 @@ TEST(HttpSpill, TwoKeylessConversationsWithOneHeadAreTwoEntries) {
   EXPECT_EQ(spill_stats(h)["hits"], 3) << "conv-b at start, then both next turns";
 }
 
+// POST /v1/cache/prewarm with the session's header: its answer.
+Json prewarm(ServerHarness& h, const Json& body, const std::string& session) {
+  auto r = h.post("/v1/cache/prewarm", body.dump(), {{"x-session-id", session}});
+  EXPECT_TRUE(r);
+  if (!r) return Json();
+  EXPECT_EQ(r->status, 200) << r->body;
+  return parse_json(r->body);
+}
+
+ServerOptions prewarm_options(const std::string& root) {
+  ServerOptions o = spill_options(root);
+  o.cache.prewarm_idle_ms = 0;  // the conversation in place may go at once
+  return o;
+}
+
+// A displaced conversation prewarmed: its next request resumes at its end anchor in place,
+// with no read of its own (the spill's reads do not move), and a --no-cache server's answer.
+TEST(HttpSpill, APrewarmReadsTheConversationBackAndItsRequestReadsNothing) {
+  TempDir dir;
+  ServerHarness h(prewarm_options(dir.path));
+  ASSERT_TRUE(h.ok());
+  const Json a1 = turn1(1);
+  const Json a = post_chat(h, a1, "conv-a");
+  post_chat(h, turn1(5), "conv-b");  // conv-a goes to the spill
+  const Json a2 = turn2(a1, a, 3);
+  const Json pw = prewarm(h, a2, "conv-a");
+  ASSERT_EQ(pw["prewarmed"], true) << pw.dump();
+  EXPECT_GT(pw["tokens"].get<int64_t>(), a["usage"]["prompt_tokens"].get<int64_t>());
+  const Json before = spill_stats(h);
+  EXPECT_EQ(before["prewarms"], 1);
+  EXPECT_EQ(before["hits"], 0);
+  const Json got = post_chat(h, a2, "conv-a");
+  const Json cache = got["usage"]["anchorage"]["cache"];
+  EXPECT_EQ(cache["tier"], "resident");
+  EXPECT_EQ(cache["exact"], true);
+  EXPECT_GE(got["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>(),
+            a["usage"]["prompt_tokens"].get<int64_t>() - 1);
+  const Json after = spill_stats(h);
+  EXPECT_EQ(after["hits"], before["hits"]) << "the request read nothing from the spill";
+  EXPECT_EQ(after["blocks_read"], before["blocks_read"]);
+  EXPECT_EQ(after["read_bytes"], before["read_bytes"]);
+  ServerHarness cold(no_cache_options());
+  ASSERT_TRUE(cold.ok());
+  post_chat(cold, a1, "x");
+  const Json want = post_chat(cold, a2, "x");
+  EXPECT_EQ(got["choices"][0].dump(), want["choices"][0].dump());
+}
+
+// Each answer of a prewarm that does not read: nothing on the spill, the rows in place used a
+// moment ago, a read estimated over the limit, and a request running.
+TEST(HttpSpill, APrewarmSaysWhyItDidNotRead) {
+  TempDir dir;
+  ServerOptions o = spill_options(dir.path);  // rows used in the last 120 s stay
+  const Json a1 = turn1(1);
+  Json a2;
+  {
+    ServerHarness h(o);
+    ASSERT_TRUE(h.ok());
+    Json pw = prewarm(h, a1, "conv-a");
+    EXPECT_EQ(pw["prewarmed"], false);
+    EXPECT_EQ(pw["why"], "not_on_disk");
+    const Json a = post_chat(h, a1, "conv-a");
+    post_chat(h, turn1(5), "conv-b");  // conv-a goes to the spill
+    a2 = turn2(a1, a, 3);
+    pw = prewarm(h, a2, "conv-a");
+    EXPECT_EQ(pw["prewarmed"], false);
+    EXPECT_EQ(pw["why"], "resident_in_use");
+    // A request running: busy, at once.
+    Json long_turn = turn1(9);
+    long_turn["max_tokens"] = 2000;
+    long_turn["stream"] = true;
+    Json during;
+    h.post_streamed("/v1/chat/completions", long_turn.dump(), [&](const std::string& so_far) {
+      if (so_far.find("data:") == std::string::npos) return true;
+      during = prewarm(h, a2, "conv-a");
+      return false;  // hang up: the request is cut
+    });
+    EXPECT_EQ(during["prewarmed"], false);
+    EXPECT_EQ(during["why"], "busy");
+    EXPECT_EQ(spill_stats(h)["prewarms"], 0);
+  }
+  o.cache.prewarm_idle_ms = 0;
+  o.cache.prewarm_max_ms = 0.0;  // any read is too long
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  const Json pw = prewarm(h, a2, "conv-a");
+  EXPECT_EQ(pw["prewarmed"], false);
+  EXPECT_EQ(pw["why"], "too_long");
+}
+
 }  // namespace
 }  // namespace anchorage::server::testing

@@ -617,6 +617,32 @@ ResumeOffer SessionSpill::offer(std::span<const int32_t> prompt, std::string_vie
   return best;
 }
 
+void SessionSpill::note_unused(std::span<const int32_t> prompt, const ResumeOffer& mine,
+                               const ResumeOffer& chosen) {
+  const int64_t m = int64_t(prompt.size());
+  if (chosen.source == ResumeSource::kSpill || m < 2) return;
+  int64_t shared = 0;  // the furthest any entry goes into the prompt (one token left)
+  for (const auto& [id, e] : entries_)
+    shared = std::max(shared, std::min(common_prefix(e.tokens, prompt), m - 1));
+  const int64_t start = std::max<int64_t>(chosen.resume_at, 0);
+  if (shared <= start || shared < options_.block_rows) return;
+  const char* why = "short";
+  int64_t* count = &counts_.unused_short;
+  if (mine.useful() && mine.resume_at > start) {
+    why = "slow";
+    count = &counts_.unused_slow;
+  } else if (shared - start >= options_.block_rows) {
+    why = "anchors_below";
+    count = &counts_.unused_anchors_below;
+  }
+  ++*count;
+  ANCHORAGE_LOG_INFO(
+      "session spill: unused (%s): an entry holds %lld of the prompt's %lld tokens, the spill "
+      "offered %lld (%.0f ms read), the start is %lld",
+      why, (long long)shared, (long long)m, (long long)(mine.useful() ? mine.resume_at : 0),
+      mine.restore_ms, (long long)start);
+}
+
 Status SessionSpill::restore(engine::Engine& engine, std::span<const int32_t> prompt,
                              const ResumeOffer& offer, int64_t rows_in_place) {
   const int64_t p = offer.resume_at;

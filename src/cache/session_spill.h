@@ -108,6 +108,10 @@ struct SessionSpillStats {
   int64_t write_errors = 0;
   int64_t prewarms = 0;        // conversations read back ahead of their request
   int64_t prewarm_yields = 0;  // stopped between blocks: a request arrived
+  // A request an entry could have started further than where it did, by why (note_unused):
+  int64_t unused_slow = 0;           // offered, but the read cost more than the prefill saved
+  int64_t unused_anchors_below = 0;  // the entry's rows go a block or more further, no anchor
+  int64_t unused_short = 0;          // they go less than a block further, no anchor
   int64_t read_mb_per_s = 0;
 
   template <class F>
@@ -130,6 +134,9 @@ struct SessionSpillStats {
     f("write_errors", write_errors, StatKind::kCounter);
     f("prewarms", prewarms, StatKind::kCounter);
     f("prewarm_yields", prewarm_yields, StatKind::kCounter);
+    f("unused_slow", unused_slow, StatKind::kCounter);
+    f("unused_anchors_below", unused_anchors_below, StatKind::kCounter);
+    f("unused_short", unused_short, StatKind::kCounter);
     f("read_mb_per_s", read_mb_per_s, StatKind::kGauge);
   }
 };
@@ -192,6 +199,12 @@ class SessionSpill : public OfferSource {
   core::Result<Restored> prewarm(engine::Engine& engine, std::span<const int32_t> prompt,
                                  const ResumeOffer& offer, int64_t rows_in_place,
                                  const std::function<bool()>& yield);
+
+  // A request's start is planned: when an entry shares more of the prompt than where it
+  // starts (`chosen`) and the spill's own offer (`mine`) was not taken, one log line names why
+  // (token counts only) and a counter moves.
+  void note_unused(std::span<const int32_t> prompt, const ResumeOffer& mine,
+                   const ResumeOffer& chosen);
 
   double read_ms(int64_t bytes) const;
   void clear();

@@ -97,32 +97,33 @@ void handle_cache_clear(Service& svc, const HttpRequest& req, HttpResponse& res)
 namespace {
 
 // The peek's and the prewarm's body: a chat body rendered as its request would be.
-std::optional<ApiError> parse_cache_body(const Service& svc, const HttpRequest& req,
-                                         CompletionRequest* request, std::vector<int32_t>* prompt,
-                                         std::string* prompt_text) {
-  if (auto e = parse_chat_body(req.body, session_header(req), request)) return e;
-  if (auto e =
-          build_prompt(*request, svc.tokenizer, svc.vocab_size, svc.capacity, prompt, prompt_text))
+struct CacheBody {
+  CompletionRequest request;
+  std::vector<int32_t> prompt;
+  std::string prompt_text;
+};
+
+std::optional<ApiError> parse_cache_body(const Service& svc, const HttpRequest& req, CacheBody* b) {
+  if (auto e = parse_chat_body(req.body, session_header(req), &b->request)) return e;
+  if (auto e = build_prompt(b->request, svc.tokenizer, svc.vocab_size, svc.capacity, &b->prompt,
+                            &b->prompt_text))
     return e;
-  request->session.tenant = req.tenant;
+  b->request.session.tenant = req.tenant;
   return std::nullopt;
 }
 
 }  // namespace
 
 void handle_cache_peek(Service& svc, const HttpRequest& req, HttpResponse& res) {
-  CompletionRequest request;
-  std::vector<int32_t> prompt;
-  std::string prompt_text;
-  if (auto e = parse_cache_body(svc, req, &request, &prompt, &prompt_text))
-    return answer_error(svc, res, *e);
+  CacheBody b;
+  if (auto e = parse_cache_body(svc, req, &b)) return answer_error(svc, res, *e);
   CachePeek peek;
-  peek.split.prompt_tokens = int64_t(prompt.size());
+  peek.split.prompt_tokens = int64_t(b.prompt.size());
   peek.split.client_tokens = peek.split.prompt_tokens;
   peek.split.reread = peek.split.prompt_tokens;
   if (svc.caches != nullptr) {
     core::Status s = svc.queue.run_when_idle(
-        [&] { peek = svc.caches->peek(prompt, prompt_text, request.session); }, kPeekWaitMs,
+        [&] { peek = svc.caches->peek(b.prompt, b.prompt_text, b.request.session); }, kPeekWaitMs,
         /*refuse_if_waiting=*/true);
     if (!s.is_ok()) {
       return answer_error(
@@ -143,27 +144,24 @@ void handle_cache_peek(Service& svc, const HttpRequest& req, HttpResponse& res) 
             {"served", std::string(c.served_name())},
             {"differing", c.differing},
             {"aligned", std::string(alignment_name(c.aligned))},
-            {"session", std::string(session_source_name(request.session.source))}};
+            {"session", std::string(session_source_name(b.request.session.source))}};
   res.set_content(dump_json(body), "application/json");
 }
 
-// Only on an idle engine (no request runs or waits: it never delays one), and it yields
-// between blocks to a request that arrives.
+// Only on an idle engine: it waits up to 3 s for a running request to end (as the peek), and
+// not at all while one waits; it yields between blocks to a request that arrives.
 void handle_cache_prewarm(Service& svc, const HttpRequest& req, HttpResponse& res) {
-  CompletionRequest request;
-  std::vector<int32_t> prompt;
-  std::string prompt_text;
-  if (auto e = parse_cache_body(svc, req, &request, &prompt, &prompt_text))
-    return answer_error(svc, res, *e);
+  CacheBody b;
+  if (auto e = parse_cache_body(svc, req, &b)) return answer_error(svc, res, *e);
   CachePrewarm pw;
   pw.why = "not_on_disk";
   if (svc.caches != nullptr) {
     core::Status s = svc.queue.run_when_idle(
         [&] {
-          pw = svc.caches->prewarm(prompt, prompt_text, request.session,
+          pw = svc.caches->prewarm(b.prompt, b.prompt_text, b.request.session,
                                    [&] { return svc.queue.depth() > 0; });
         },
-        /*wait_ms=*/0, /*refuse_if_waiting=*/true);
+        svc.options.cache.prewarm_wait_ms, /*refuse_if_waiting=*/true);
     if (s.code() == core::StatusCode::kCancelled)
       return answer_error(svc, res, shutting_down_error());
     if (!s.is_ok()) pw.why = "busy";

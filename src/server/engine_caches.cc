@@ -423,6 +423,12 @@ core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
       publish_stats();
       return plan.error();
     }
+    if (spill_) {
+      cache::ResumeOffer mine;
+      for (const cache::ResumeOffer& o : plan->offers)
+        if (o.source == cache::ResumeSource::kSpill) mine = o;
+      spill_->note_unused(start.served.tokens, mine, plan->chosen);
+    }
     start.offer = restore(start.served.tokens, session, job.max_tokens, plan->chosen);
     // The last user message's start is known in the client's tokens only.
     if (start.served.aligned == Alignment::kNone) resident_.want_head_line(job.head_end);

@@ -86,6 +86,8 @@ struct CacheOptions {
   // prewarm_idle_ms (the seed's "Peek and prewarm").
   double prewarm_max_ms = 3000.0;
   int64_t prewarm_idle_ms = 120000;
+  // How long the prewarm waits for a running request to end (a waiting one: not at all).
+  int prewarm_wait_ms = 3000;
 };
 
 // The tiers on the disk a server runs (either may be null).

@@ -260,6 +260,50 @@ TEST(SessionSpill, APrewarmYieldsWithTheEngineUntouchedElseReadsTheConversationW
   EXPECT_EQ(st.blocks_read, 3);
 }
 
+// A start that an entry could have gone further than is counted by why: the spill's offer
+// not taken (slow), the entry's rows a block or more past the start with no anchor between
+// (anchors_below), less than a block (short); nothing when the spill's offer was taken or no
+// entry goes further.
+TEST(SessionSpill, AnEntryThatCouldServeButDoesNotIsCountedByWhy) {
+  auto e = tiny_engine();
+  const std::vector<int32_t> conv = random_tokens(300, e->vocab_size(), 61);
+  core::MemFs fs;
+  auto spill = open_spill(fs, e->layout());
+  prefill_and_save(*spill, *e, conv, "a");  // anchors 128, 192, 256 and the end, 300
+  auto parted_at = [&](int64_t n) {
+    std::vector<int32_t> p(conv.begin(), conv.begin() + n);
+    p.push_back(conv[size_t(n)] + 1);
+    p.push_back(3);
+    return p;
+  };
+  auto at = [](int64_t p) {
+    ResumeOffer o;
+    o.resume_at = p;
+    o.source = p > 0 ? ResumeSource::kAnchor : ResumeSource::kCold;
+    return o;
+  };
+  const std::vector<int32_t> next = concat(conv, {5, 6});
+  const ResumeOffer mine = spill->offer(next, {});
+  ASSERT_EQ(mine.resume_at, 300);
+  spill->note_unused(next, mine, mine);     // taken
+  spill->note_unused(next, mine, at(300));  // RAM starts as far
+  EXPECT_EQ(spill->stats().unused_slow + spill->stats().unused_short +
+                spill->stats().unused_anchors_below,
+            0);
+  spill->note_unused(next, mine, at(0));  // not taken: the read cost more
+  EXPECT_EQ(spill->stats().unused_slow, 1);
+  const std::vector<int32_t> early = parted_at(120);  // below every kept anchor
+  ASSERT_FALSE(spill->offer(early, {}).useful());
+  spill->note_unused(early, spill->offer(early, {}), at(0));
+  EXPECT_EQ(spill->stats().unused_anchors_below, 1);
+  spill->note_unused(early, spill->offer(early, {}), at(64));
+  EXPECT_EQ(spill->stats().unused_short, 1);
+  spill->note_unused(parted_at(40), {}, at(0));  // under a block shared: not counted
+  EXPECT_EQ(spill->stats().unused_slow, 1);
+  EXPECT_EQ(spill->stats().unused_anchors_below, 1);
+  EXPECT_EQ(spill->stats().unused_short, 1);
+}
+
 // Blocks written raw by one server and compressed by the next (another --spill-codec) make one
 // entry, read back bit for bit; every codec and thread count gives the same rows.
 TEST(SessionSpill, RawAndCompressedBlocksMixInOneEntry) {

@@ -362,6 +362,7 @@ TEST(HttpSpill, APrewarmReadsTheConversationBackAndItsRequestReadsNothing) {
 TEST(HttpSpill, APrewarmSaysWhyItDidNotRead) {
   TempDir dir;
   ServerOptions o = spill_options(dir.path);  // rows used in the last 120 s stay
+  o.cache.prewarm_wait_ms = 0;
   const Json a1 = turn1(1);
   Json a2;
   {
@@ -376,7 +377,7 @@ TEST(HttpSpill, APrewarmSaysWhyItDidNotRead) {
     pw = prewarm(h, a2, "conv-a");
     EXPECT_EQ(pw["prewarmed"], false);
     EXPECT_EQ(pw["why"], "resident_in_use");
-    // A request running: busy, at once.
+    // A request running, with no wait for its end: busy.
     Json long_turn = turn1(9);
     long_turn["max_tokens"] = 2000;
     long_turn["stream"] = true;
@@ -397,6 +398,28 @@ TEST(HttpSpill, APrewarmSaysWhyItDidNotRead) {
   const Json pw = prewarm(h, a2, "conv-a");
   EXPECT_EQ(pw["prewarmed"], false);
   EXPECT_EQ(pw["why"], "too_long");
+}
+
+// A spill the Planner finds too slow to read (a prior rate of 1 byte/s) is not used, and the
+// request that could have used it is counted (and logged) by why.
+TEST(HttpSpill, AnEntryTooSlowToReadIsCountedAsUnused) {
+  TempDir dir;
+  ServerOptions o = spill_options(dir.path);
+  o.cache.spill_options.prior_read_bytes_per_s = 1.0;
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  const Json a1 = turn1(1);
+  const Json a = post_chat(h, a1, "conv-a");
+  post_chat(h, turn1(5), "conv-b");  // conv-a goes to the spill
+  EXPECT_EQ(spill_stats(h)["unused_slow"], 0);
+  const Json got = post_chat(h, turn2(a1, a, 3), "conv-a");
+  EXPECT_NE(got["usage"]["anchorage"]["cache"]["tier"], "nvme_spill");
+  const Json st = spill_stats(h);
+  EXPECT_EQ(st["unused_slow"], 1);
+  EXPECT_EQ(st["hits"], 0);
+  auto metrics = h.client().Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("anchorage_spill_unused_slow_total 1"), std::string::npos);
 }
 
 }  // namespace

@@ -772,6 +772,8 @@ core::Result<SessionSpill::Restored> SessionSpill::prewarm(engine::Engine& engin
   const std::string id = e.id;
   const int64_t n = int64_t(e.tokens.size());
   if (n > engine.capacity()) return Status::invalid_argument("session spill: too long");
+  // The rows in place are the prompt's; the entry's only as far as its tokens are the prompt's.
+  rows_in_place = std::min(rows_in_place, common_prefix(e.tokens, prompt));
   const int64_t t0 = core::now_ns();
   int64_t read = 0;
   auto sections = read_checked_anchor(e.anchors.back(), &read);

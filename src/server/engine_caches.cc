@@ -642,7 +642,9 @@ CachePrewarm EngineCaches::prewarm(const std::vector<int32_t>& prompt,
           ? 0
           : std::min(common_prefix(resident_.tokens(), served.tokens),
                      taint == cache::ResidentPrefix::kNoTaint ? INT64_MAX : taint);
-  if (disk_) disk_->fence(rows_in_place);
+  // The disk writer stops copying rows the read may overwrite: the entry's tokens are the
+  // prompt's up to the offer at least, so none below that or the rows in place.
+  if (disk_) disk_->fence(std::min(rows_in_place, chosen.resume_at));
   auto r = spill_->prewarm(engine_, served.tokens, chosen, rows_in_place, yield);
   if (!r) {
     const core::StatusCode code = r.error().code();

@@ -258,6 +258,19 @@ TEST(SessionSpill, APrewarmYieldsWithTheEngineUntouchedElseReadsTheConversationW
   EXPECT_EQ(st.prewarms, 1);
   EXPECT_EQ(st.blocks_in_place, 2) << "[0, 64) and [64, 128) were in place";
   EXPECT_EQ(st.blocks_read, 3);
+
+  // The rows in place are the prompt's, which parts from the entry at 200: those above are
+  // read from the entry, whatever the caller counts in place.
+  const std::vector<int32_t> parted = concat(std::vector<int32_t>(conv.begin(), conv.begin() + 200),
+                                             random_tokens(60, e->vocab_size(), 54));
+  e->reset();
+  ASSERT_TRUE(e->prefill(parted).is_ok());
+  const ResumeOffer op = spill->offer(parted, {});
+  ASSERT_EQ(op.resume_at, 192);
+  r = spill->prewarm(*e, parted, op, 259, nullptr);
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  ASSERT_TRUE(e->prefill(std::span(next).subspan(300)).is_ok());
+  EXPECT_TRUE(same_state(want, take_snapshot(*e)));
 }
 
 // A start that an entry could have gone further than is counted by why: the spill's offer

@@ -164,13 +164,22 @@ bool SessionSpill::exact_at(int64_t pos, int64_t taint) const {
   return pos % granularity_ == 0 && pos <= taint;
 }
 
-// An entry per session; without a session key, per conversation head (its first block's
-// tokens), so the next turn of a keyless conversation replaces its previous save.
+// An entry per session. Without a session key: the keyless entry whose every token the
+// conversation still starts with (its previous save: this one replaces it), else a new id from
+// the hash of all its tokens — two keyless conversations that share a head (a system prompt of
+// a block or more) are two entries, not one overwriting the other.
 std::string SessionSpill::entry_id(std::string_view session,
                                    std::span<const int32_t> tokens) const {
   if (!session.empty()) return "s" + std::string(session);
-  const size_t head = size_t(std::min<int64_t>(int64_t(tokens.size()), options_.block_rows));
-  return "h" + hex64(XXH3_64bits(tokens.data(), head * sizeof(int32_t)));
+  const Entry* previous = nullptr;
+  for (const auto& [id, e] : entries_) {
+    if (!e.session.empty() || e.tokens.size() > tokens.size() ||
+        !std::equal(e.tokens.begin(), e.tokens.end(), tokens.begin()))
+      continue;
+    if (previous == nullptr || e.tokens.size() > previous->tokens.size()) previous = &e;
+  }
+  if (previous != nullptr) return previous->id;
+  return "h" + hex64(XXH3_64bits(tokens.data(), tokens.size() * sizeof(int32_t)));
 }
 
 Status SessionSpill::scan() {
@@ -365,10 +374,12 @@ Status SessionSpill::save(engine::Engine& engine, const SpillConversation& conv,
   e.resident = conv.resident;
   e.saved_s = e.used_s = now_s();
   const int64_t B = options_.block_rows;
-  // The anchors kept: the end, and the newest others at block lines below it.
+  // The anchors kept: the end, and the newest others below it — at block lines or not: the
+  // end of the last prefill (where the next turn parts from the rows when the client sends
+  // another answer than the one generated) is rarely on one. A block ends at every kept anchor.
   std::map<int64_t, const SectionCopy*> keep;
   for (const SectionCopy* a : conv.anchors)
-    if (a != nullptr && !a->empty() && a->position() < n && a->position() % B == 0)
+    if (a != nullptr && !a->empty() && a->position() > 0 && a->position() < n)
       keep[a->position()] = a;
   while (int(keep.size()) > options_.anchors - 1) keep.erase(keep.begin());
   keep[n] = conv.end;
@@ -389,8 +400,8 @@ Status SessionSpill::save(engine::Engine& engine, const SpillConversation& conv,
   PrefixHasher hasher(fingerprint_);
   CacheKey prev;
   std::vector<CacheKey> below;
-  for (int64_t b = 0; b < n; b += B) {
-    const int64_t end = std::min(b + B, n);
+  for (int64_t b = 0, end = 0; b < n; b = end) {
+    end = std::min((b / B + 1) * B, keep.upper_bound(b)->first);  // keep ends at n
     core::Result<RowCopy> got =
         conv.rows ? conv.rows(b, end) : core::Result<RowCopy>(RowCopy::capture(engine, b, end));
     if (!got) return fail(got.error());
@@ -606,22 +617,101 @@ ResumeOffer SessionSpill::offer(std::span<const int32_t> prompt, std::string_vie
   return best;
 }
 
+void SessionSpill::note_unused(std::span<const int32_t> prompt, const ResumeOffer& mine,
+                               const ResumeOffer& chosen) {
+  const int64_t m = int64_t(prompt.size());
+  if (chosen.source == ResumeSource::kSpill || m < 2) return;
+  int64_t shared = 0;  // the furthest any entry goes into the prompt (one token left)
+  for (const auto& [id, e] : entries_)
+    shared = std::max(shared, std::min(common_prefix(e.tokens, prompt), m - 1));
+  const int64_t start = std::max<int64_t>(chosen.resume_at, 0);
+  if (shared <= start || shared < options_.block_rows) return;
+  const char* why = "short";
+  int64_t* count = &counts_.unused_short;
+  if (mine.useful() && mine.resume_at > start) {
+    why = "slow";
+    count = &counts_.unused_slow;
+  } else if (shared - start >= options_.block_rows) {
+    why = "anchors_below";
+    count = &counts_.unused_anchors_below;
+  }
+  ++*count;
+  ANCHORAGE_LOG_INFO(
+      "session spill: unused (%s): an entry holds %lld of the prompt's %lld tokens, the spill "
+      "offered %lld (%.0f ms read), the start is %lld",
+      why, (long long)shared, (long long)m, (long long)(mine.useful() ? mine.resume_at : 0),
+      mine.restore_ms, (long long)start);
+}
+
 Status SessionSpill::restore(engine::Engine& engine, std::span<const int32_t> prompt,
                              const ResumeOffer& offer, int64_t rows_in_place) {
   const int64_t p = offer.resume_at;
   if (offer.source != ResumeSource::kSpill || p <= 0 || p >= int64_t(prompt.size()) ||
       p > engine.capacity())
     return Status::invalid_argument("session spill: not a spill offer for this prompt");
+  Entry* e = offered_entry(prompt, p);
+  if (e == nullptr) return Status::not_found("session spill: the offered entry is gone");
+  return restore_entry(engine, *e, p, rows_in_place);
+}
+
+// The entry whose tokens up to `position` are the prompt's and that keeps an anchor there.
+SessionSpill::Entry* SessionSpill::offered_entry(std::span<const int32_t> prompt,
+                                                 int64_t position) {
   for (auto& [id, e] : entries_) {
-    if (int64_t(e.tokens.size()) < p ||
-        !std::equal(e.tokens.begin(), e.tokens.begin() + p, prompt.begin()))
+    if (int64_t(e.tokens.size()) < position || int64_t(prompt.size()) < position ||
+        !std::equal(e.tokens.begin(), e.tokens.begin() + position, prompt.begin()))
       continue;
-    const bool has = std::any_of(e.anchors.begin(), e.anchors.end(),
-                                 [&](const Anchor& a) { return a.position == p; });
-    if (!has) continue;
-    return restore_entry(engine, e, p, rows_in_place);
+    if (std::any_of(e.anchors.begin(), e.anchors.end(),
+                    [&](const Anchor& a) { return a.position == position; }))
+      return &e;
   }
-  return Status::not_found("session spill: the offered entry is gone");
+  return nullptr;
+}
+
+Status SessionSpill::refuse_entry(const std::string& id, const Status& why) {
+  ++counts_.restore_failures;
+  ANCHORAGE_LOG_INFO("session spill: entry %s dropped: %s", id.c_str(), why.to_string().c_str());
+  drop_entry(id);
+  return why;
+}
+
+core::Result<SectionCopy> SessionSpill::read_checked_anchor(const Anchor& a, int64_t* read) const {
+  SectionCopy sections = SectionCopy::allocate(layout_, a.position);
+  auto file = store_->open(anchor_name(a.key));
+  if (!file) return file.error();
+  auto f = CacheFile::open(std::move(*file), CacheFileKind::kAnchor);
+  if (!f) return f.error();
+  auto info = anchor_info(*f, fingerprint_, layout_);
+  if (!info) return info.error();
+  if (info->position != a.position) return corrupt(Reason::kLayout, "an anchor moved");
+  if (Status s = read_anchor_sections(*f, &sections); !s.is_ok()) return s;
+  if (copy_sums(sections) != a.sums) return corrupt(Reason::kSectionCrc, "an anchor's sums differ");
+  *read += int64_t(f->file_bytes());
+  return sections;
+}
+
+SessionSpill::LoadedBlock SessionSpill::load_block(const Entry& e, const Block& b) const {
+  LoadedBlock out;
+  out.rows = RowCopy::allocate(layout_, b.begin, b.end);
+  const std::span<const int32_t> ids(e.tokens.data() + b.begin, size_t(b.end - b.begin));
+  out.status = read_block(b, ids, &out.rows);
+  if (out.status.is_ok() && copy_sums(out.rows) != b.sums)
+    out.status = corrupt(Reason::kSectionCrc, "a block's sums differ");
+  return out;
+}
+
+// A read done: counted, the measured rate updated, and the entry used now (the TTL and the
+// least-recently-used order count from here, across restarts).
+void SessionSpill::note_read(const Entry& e, int64_t bytes, int64_t t0_ns) {
+  const double secs = double(core::now_ns() - t0_ns) * 1e-9;
+  counts_.read_bytes += bytes;
+  if (bytes >= (int64_t(8) << 20) && secs > 0) {
+    const double rate = double(bytes) / secs;
+    read_bytes_per_s_ = read_bytes_per_s_ > 0 ? 0.5 * (read_bytes_per_s_ + rate) : rate;
+  }
+  Entry& used = entries_.at(e.id);
+  used.used_s = now_s();
+  (void)put_manifest(used);  // a failed rewrite only ages the entry
 }
 
 Status SessionSpill::restore_entry(engine::Engine& engine, Entry& e, int64_t p,
@@ -629,34 +719,12 @@ Status SessionSpill::restore_entry(engine::Engine& engine, Entry& e, int64_t p,
   const int64_t t0 = core::now_ns();
   int64_t read = 0;
   const std::string id = e.id;
-  auto refuse = [&](const Status& why) {
-    ++counts_.restore_failures;
-    ANCHORAGE_LOG_INFO("session spill: entry %s dropped: %s", id.c_str(), why.to_string().c_str());
-    drop_entry(id);
-    return why;
-  };
   const Anchor& anc = *std::find_if(e.anchors.begin(), e.anchors.end(),
                                     [&](const Anchor& a) { return a.position == p; });
-  SectionCopy sections = SectionCopy::allocate(layout_, p);
-  {
-    auto file = store_->open(anchor_name(anc.key));
-    if (!file) return refuse(file.error());
-    auto f = CacheFile::open(std::move(*file), CacheFileKind::kAnchor);
-    if (!f) return refuse(f.error());
-    auto info = anchor_info(*f, fingerprint_, layout_);
-    if (!info) return refuse(info.error());
-    if (info->position != p) return refuse(corrupt(Reason::kLayout, "an anchor moved"));
-    if (Status s = read_anchor_sections(*f, &sections); !s.is_ok()) return refuse(s);
-    if (copy_sums(sections) != anc.sums)
-      return refuse(corrupt(Reason::kSectionCrc, "an anchor's sums differ"));
-    read += int64_t(f->file_bytes());
-  }
+  auto sections = read_checked_anchor(anc, &read);
+  if (!sections) return refuse_entry(id, sections.error());
   // Each block above the rows in place, read, decoded and checked on a helper thread one
   // block ahead (the read of block i + 1 overlaps the copy of block i into the views).
-  struct Loaded {
-    Status status;
-    RowCopy rows;
-  };
   std::vector<const Block*> wanted;
   for (const Block& b : e.blocks) {
     if (b.begin >= p) break;
@@ -666,23 +734,15 @@ Status SessionSpill::restore_entry(engine::Engine& engine, Entry& e, int64_t p,
     }
     wanted.push_back(&b);
   }
-  auto load = [&](const Block* b) {
-    Loaded out;
-    out.rows = RowCopy::allocate(layout_, b->begin, b->end);
-    const std::span<const int32_t> ids(e.tokens.data() + b->begin, size_t(b->end - b->begin));
-    out.status = read_block(*b, ids, &out.rows);
-    if (out.status.is_ok() && copy_sums(out.rows) != b->sums)
-      out.status = corrupt(Reason::kSectionCrc, "a block's sums differ");
-    return out;
-  };
-  std::future<Loaded> next;
+  auto load = [&](const Block* b) { return load_block(e, *b); };
+  std::future<LoadedBlock> next;
   if (!wanted.empty()) next = std::async(std::launch::async, load, wanted[0]);
   for (size_t i = 0; i < wanted.size(); ++i) {
-    Loaded cur = next.get();
+    LoadedBlock cur = next.get();
     if (i + 1 < wanted.size()) next = std::async(std::launch::async, load, wanted[i + 1]);
     if (!cur.status.is_ok()) {
       if (next.valid()) next.wait();  // its reads finish before the refusal deletes files
-      return refuse(cur.status);
+      return refuse_entry(id, cur.status);
     }
     const Block& b = *wanted[i];
     const int64_t from = std::max(b.begin, rows_in_place);
@@ -691,20 +751,63 @@ Status SessionSpill::restore_entry(engine::Engine& engine, Entry& e, int64_t p,
     read += size == file_bytes_.end() ? 0 : int64_t(size->second);
     ++counts_.blocks_read;
   }
-  if (Status s = sections.write_back(engine); !s.is_ok()) return s;
+  if (Status s = sections->write_back(engine); !s.is_ok()) return s;
   if (Status s = engine.resume_at(p); !s.is_ok()) return s;
-  const double secs = double(core::now_ns() - t0) * 1e-9;
   ++counts_.hits;
   counts_.hit_tokens += p;
-  counts_.read_bytes += read;
-  if (read >= (int64_t(8) << 20) && secs > 0) {
-    const double rate = double(read) / secs;
-    read_bytes_per_s_ = read_bytes_per_s_ > 0 ? 0.5 * (read_bytes_per_s_ + rate) : rate;
-  }
-  // Used now: the TTL and the least-recently-used order count from here, across restarts.
-  e.used_s = now_s();
-  (void)put_manifest(e);  // a failed rewrite only ages the entry
+  note_read(e, read, t0);
   return Status::ok();
+}
+
+core::Result<SessionSpill::Restored> SessionSpill::prewarm(engine::Engine& engine,
+                                                           std::span<const int32_t> prompt,
+                                                           const ResumeOffer& offer,
+                                                           int64_t rows_in_place,
+                                                           const std::function<bool()>& yield) {
+  if (offer.source != ResumeSource::kSpill || offer.resume_at <= 0)
+    return Status::invalid_argument("session spill: not a spill offer");
+  Entry* found = offered_entry(prompt, offer.resume_at);
+  if (found == nullptr) return Status::not_found("session spill: the offered entry is gone");
+  const Entry& e = *found;
+  const std::string id = e.id;
+  const int64_t n = int64_t(e.tokens.size());
+  if (n > engine.capacity()) return Status::invalid_argument("session spill: too long");
+  // The rows in place are the prompt's; the entry's only as far as its tokens are the prompt's.
+  rows_in_place = std::min(rows_in_place, common_prefix(e.tokens, prompt));
+  const int64_t t0 = core::now_ns();
+  int64_t read = 0;
+  auto sections = read_checked_anchor(e.anchors.back(), &read);
+  if (!sections) return refuse_entry(id, sections.error());
+  // Every block read and checked first, the engine written last: a request that arrives
+  // finds the rows in place as they were.
+  std::vector<std::pair<const Block*, RowCopy>> loaded;
+  int64_t in_place = 0;
+  for (const Block& b : e.blocks) {
+    if (b.end <= rows_in_place) {
+      ++in_place;
+      continue;
+    }
+    if (yield && yield()) {
+      ++counts_.prewarm_yields;
+      return Status::cancelled("session spill: a request arrived during the prewarm");
+    }
+    LoadedBlock l = load_block(e, b);
+    if (!l.status.is_ok()) return refuse_entry(id, l.status);
+    auto size = file_bytes_.find(block_name(b.key));
+    read += size == file_bytes_.end() ? 0 : int64_t(size->second);
+    loaded.emplace_back(&b, std::move(l.rows));
+  }
+  for (const auto& [b, rows] : loaded)
+    if (Status s = rows.write_back(engine, std::max(b->begin, rows_in_place), b->end); !s.is_ok())
+      return s;
+  if (Status s = sections->write_back(engine); !s.is_ok()) return s;
+  if (Status s = engine.resume_at(n); !s.is_ok()) return s;
+  ++counts_.prewarms;
+  counts_.blocks_in_place += in_place;
+  counts_.blocks_read += int64_t(loaded.size());
+  Restored r{e.tokens, e.session, e.taint, e.hidden, e.regions};
+  note_read(e, read, t0);
+  return r;
 }
 
 std::vector<int32_t> SessionSpill::resident_tokens() const {

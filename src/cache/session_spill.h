@@ -106,6 +106,12 @@ struct SessionSpillStats {
   int64_t evictions = 0;         // by the budget or the TTL
   int64_t swept_files = 0;       // at open: unlisted, another fingerprint's, unreadable
   int64_t write_errors = 0;
+  int64_t prewarms = 0;        // conversations read back ahead of their request
+  int64_t prewarm_yields = 0;  // stopped between blocks: a request arrived
+  // A request an entry could have started further than where it did, by why (note_unused):
+  int64_t unused_slow = 0;           // offered, but the read cost more than the prefill saved
+  int64_t unused_anchors_below = 0;  // the entry's rows go a block or more further, no anchor
+  int64_t unused_short = 0;          // they go less than a block further, no anchor
   int64_t read_mb_per_s = 0;
 
   template <class F>
@@ -126,6 +132,11 @@ struct SessionSpillStats {
     f("evictions", evictions, StatKind::kCounter);
     f("swept_files", swept_files, StatKind::kCounter);
     f("write_errors", write_errors, StatKind::kCounter);
+    f("prewarms", prewarms, StatKind::kCounter);
+    f("prewarm_yields", prewarm_yields, StatKind::kCounter);
+    f("unused_slow", unused_slow, StatKind::kCounter);
+    f("unused_anchors_below", unused_anchors_below, StatKind::kCounter);
+    f("unused_short", unused_short, StatKind::kCounter);
     f("read_mb_per_s", read_mb_per_s, StatKind::kGauge);
   }
 };
@@ -154,7 +165,8 @@ class SessionSpill : public OfferSource {
   // strictly below its end; restore_ms is the read of everything below it.
   ResumeOffer offer(std::span<const int32_t> prompt, std::string_view session) const override;
 
-  // Saves the conversation (replacing the entry of its session, or of its head without one).
+  // Saves the conversation (replacing the entry of its session; without one, the keyless entry
+  // it continues, else a new one).
   // OK and nothing written when the write guard refuses (counted); an I/O error leaves the
   // previous entry as it was.
   core::Status save(engine::Engine& engine, const SpillConversation& conv, SpillWrite kind);
@@ -180,6 +192,22 @@ class SessionSpill : public OfferSource {
     std::vector<std::pair<int64_t, int64_t>> regions;
   };
   core::Result<Restored> restore_resident(engine::Engine& engine);
+
+  // The prewarm (POST /v1/cache/prewarm): the entry that holds the offer's anchor, read back
+  // whole — its rows [rows_in_place, n) and its end anchor — so its next request resumes at
+  // its end in place. Every block is read and checked before a byte is written into the engine:
+  // `yield` is asked before each block, and when it says true the engine is left untouched
+  // (Cancelled; the entry stays). A failed check costs the entry and leaves the engine
+  // untouched too.
+  core::Result<Restored> prewarm(engine::Engine& engine, std::span<const int32_t> prompt,
+                                 const ResumeOffer& offer, int64_t rows_in_place,
+                                 const std::function<bool()>& yield);
+
+  // A request's start is planned: when an entry shares more of the prompt than where it
+  // starts (`chosen`) and the spill's own offer (`mine`) was not taken, one log line names why
+  // (token counts only) and a counter moves.
+  void note_unused(std::span<const int32_t> prompt, const ResumeOffer& mine,
+                   const ResumeOffer& chosen);
 
   double read_ms(int64_t bytes) const;
   void clear();
@@ -226,6 +254,17 @@ class SessionSpill : public OfferSource {
   bool exact_at(int64_t pos, int64_t taint) const;
   core::Status restore_entry(engine::Engine& engine, Entry& e, int64_t position,
                              int64_t rows_in_place);
+  Entry* offered_entry(std::span<const int32_t> prompt, int64_t position);
+  core::Status refuse_entry(const std::string& id, const core::Status& why);
+  // The anchor file at `a`, checked against the manifest's sums; its file's bytes in *read.
+  core::Result<SectionCopy> read_checked_anchor(const Anchor& a, int64_t* read) const;
+  struct LoadedBlock {
+    core::Status status;
+    RowCopy rows;
+  };
+  // A block's rows read, decoded and summed again against the manifest.
+  LoadedBlock load_block(const Entry& e, const Block& b) const;
+  void note_read(const Entry& e, int64_t bytes, int64_t t0_ns);
   core::Status put_block(const Block& b, const CacheKey& prev, std::span<const int32_t> ids,
                          const RowCopy& rows);
   core::Status read_block(const Block& b, std::span<const int32_t> ids, RowCopy* rows) const;

@@ -98,6 +98,7 @@ struct ServeArgs {
   // The session spill (docs/session-spill.md), in the disk cache's sessions/ directory.
   double spill_gb = gib(cache::SessionSpillOptions{}.budget_bytes);
   int64_t spill_min_tokens = cache::SessionSpillOptions{}.min_tokens;
+  int64_t spill_give_up_min_tokens = cache::SessionSpillOptions{}.give_up_min_tokens;
   std::string spill_codec = cache::spill_codec_name(cache::SessionSpillOptions{}.codec);
   double mem_ceiling_gib = 0.0;
   double mem_peak_gib = 0.0;
@@ -207,6 +208,9 @@ FlagSet make_flags(ServeArgs* a) {
                "GiB of whole conversations the session spill keeps on the disk (0: no spill)");
   f.add_int("spill-min-tokens", &a->spill_min_tokens,
             "a conversation another session displaces is spilled from this many tokens");
+  f.add_int("spill-give-up-min-tokens", &a->spill_give_up_min_tokens,
+            "a conversation the park gives up, or a store restore clears, is spilled from this "
+            "many tokens");
   f.add_string("spill-codec", &a->spill_codec,
                "how the session spill writes new blocks: zstd, blosc or none");
   f.add_double("mem-ceiling-gib", &a->mem_ceiling_gib,
@@ -317,6 +321,8 @@ std::string check_cache_args(const ServeArgs& a, server::CacheOptions* c) {
   c->disk.admission.min_tokens = a.disk_min_tokens;
   if (a.spill_min_tokens < 1) return "--spill-min-tokens must be >= 1";
   c->spill_options.min_tokens = a.spill_min_tokens;
+  if (a.spill_give_up_min_tokens < 1) return "--spill-give-up-min-tokens must be >= 1";
+  c->spill_options.give_up_min_tokens = a.spill_give_up_min_tokens;
   auto codec = cache::parse_spill_codec(a.spill_codec);
   if (!codec) return "--spill-codec must be zstd, blosc or none";
   c->spill_options.codec = *codec;

@@ -1,7 +1,7 @@
-// GET /v1/cache/stats, POST /v1/cache/clear, POST /v1/cache/peek (routes.h; docs/http-api.md
-// "Cache routes"). The tiers belong to the engine thread: stats read the snapshot the caches
-// publish after every change; clear and peek take the engine while it is idle
-// (EngineQueue::run_when_idle).
+// GET /v1/cache/stats, POST /v1/cache/clear, POST /v1/cache/peek, POST /v1/cache/prewarm
+// (routes.h; docs/http-api.md "Cache routes"). The tiers belong to the engine thread: stats read
+// the snapshot the caches publish after every change; clear and peek take the engine while it is
+// idle (EngineQueue::run_when_idle).
 
 #include "server/api_keys.h"
 #include "server/completion_request.h"
@@ -94,25 +94,36 @@ void handle_cache_clear(Service& svc, const HttpRequest& req, HttpResponse& res)
                   "application/json");
 }
 
-void handle_cache_peek(Service& svc, const HttpRequest& req, HttpResponse& res) {
+namespace {
+
+// The peek's and the prewarm's body: a chat body rendered as its request would be.
+struct CacheBody {
   CompletionRequest request;
-  if (auto e = parse_chat_body(req.body, session_header(req), &request)) {
-    return answer_error(svc, res, *e);
-  }
   std::vector<int32_t> prompt;
   std::string prompt_text;
-  if (auto e = build_prompt(request, svc.tokenizer, svc.vocab_size, svc.capacity, &prompt,
-                            &prompt_text)) {
-    return answer_error(svc, res, *e);
-  }
+};
+
+std::optional<ApiError> parse_cache_body(const Service& svc, const HttpRequest& req, CacheBody* b) {
+  if (auto e = parse_chat_body(req.body, session_header(req), &b->request)) return e;
+  if (auto e = build_prompt(b->request, svc.tokenizer, svc.vocab_size, svc.capacity, &b->prompt,
+                            &b->prompt_text))
+    return e;
+  b->request.session.tenant = req.tenant;
+  return std::nullopt;
+}
+
+}  // namespace
+
+void handle_cache_peek(Service& svc, const HttpRequest& req, HttpResponse& res) {
+  CacheBody b;
+  if (auto e = parse_cache_body(svc, req, &b)) return answer_error(svc, res, *e);
   CachePeek peek;
-  peek.split.prompt_tokens = int64_t(prompt.size());
+  peek.split.prompt_tokens = int64_t(b.prompt.size());
   peek.split.client_tokens = peek.split.prompt_tokens;
   peek.split.reread = peek.split.prompt_tokens;
   if (svc.caches != nullptr) {
-    request.session.tenant = req.tenant;
     core::Status s = svc.queue.run_when_idle(
-        [&] { peek = svc.caches->peek(prompt, prompt_text, request.session); }, kPeekWaitMs,
+        [&] { peek = svc.caches->peek(b.prompt, b.prompt_text, b.request.session); }, kPeekWaitMs,
         /*refuse_if_waiting=*/true);
     if (!s.is_ok()) {
       return answer_error(
@@ -133,7 +144,35 @@ void handle_cache_peek(Service& svc, const HttpRequest& req, HttpResponse& res) 
             {"served", std::string(c.served_name())},
             {"differing", c.differing},
             {"aligned", std::string(alignment_name(c.aligned))},
-            {"session", std::string(session_source_name(request.session.source))}};
+            {"session", std::string(session_source_name(b.request.session.source))}};
+  res.set_content(dump_json(body), "application/json");
+}
+
+// Only on an idle engine: it waits up to 3 s for a running request to end (as the peek), and
+// not at all while one waits; it yields between blocks to a request that arrives.
+void handle_cache_prewarm(Service& svc, const HttpRequest& req, HttpResponse& res) {
+  CacheBody b;
+  if (auto e = parse_cache_body(svc, req, &b)) return answer_error(svc, res, *e);
+  CachePrewarm pw;
+  pw.why = "not_on_disk";
+  if (svc.caches != nullptr) {
+    core::Status s = svc.queue.run_when_idle(
+        [&] {
+          pw = svc.caches->prewarm(b.prompt, b.prompt_text, b.request.session,
+                                   [&] { return svc.queue.depth() > 0; });
+        },
+        svc.options.cache.prewarm_wait_ms, /*refuse_if_waiting=*/true);
+    if (s.code() == core::StatusCode::kCancelled)
+      return answer_error(svc, res, shutting_down_error());
+    if (!s.is_ok()) pw.why = "busy";
+  }
+  Json body{{"prewarmed", pw.prewarmed}};
+  if (pw.prewarmed) {
+    body["tokens"] = pw.tokens;
+    body["read_ms"] = pw.read_ms;
+  } else {
+    body["why"] = pw.why;
+  }
   res.set_content(dump_json(body), "application/json");
 }
 

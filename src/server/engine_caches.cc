@@ -511,6 +511,12 @@ core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
       publish_stats();
       return plan.error();
     }
+    if (spill_) {
+      cache::ResumeOffer mine;
+      for (const cache::ResumeOffer& o : plan->offers)
+        if (o.source == cache::ResumeSource::kSpill) mine = o;
+      spill_->note_unused(start.served.tokens, mine, plan->chosen);
+    }
     start.offer = restore(start.served.tokens, session, job.max_tokens, plan->chosen);
     // The last user message's start is known in the client's tokens only.
     if (start.served.aligned == Alignment::kNone) resident_.want_head_line(job.head_end);
@@ -584,6 +590,7 @@ engine::PrefillOptions EngineCaches::prefill_hooks(const CacheStart& start) {
 void EngineCaches::end(const GenerationJob& job, const CacheStart& start,
                        const engine::GenerationResult& result,
                        const std::vector<size_t>& hidden_sampled, int64_t prefill_tokens) {
+  rows_used_ns_ = core::now_ns();
   if (prefill_tokens > 0) planner_.note_prefill(prefill_tokens, result.prefill_ns);
   // Every token the engine forwarded: the prompt and the decoded ones (the last sampled token
   // is not decoded, generation.h).
@@ -723,6 +730,77 @@ CachePeek EngineCaches::peek(const std::vector<int32_t>& prompt, const std::stri
   p.reread_eta_ms = plan.reread_eta_ms;
   p.restore_ms = plan.chosen.restore_ms;
   return p;
+}
+
+CachePrewarm EngineCaches::prewarm(const std::vector<int32_t>& prompt,
+                                   const std::string& prompt_text, const SessionKey& session,
+                                   const std::function<bool()>& yield) {
+  CachePrewarm out;
+  const cache::OfferScope scope = scope_of(session);
+  const ServedPrompt served = serve(prompt, prompt_text, scope);
+  const cache::Plan plan =
+      planner_.plan(served.tokens, session_tag(session.hash(), !session.empty()), scope);
+  const cache::ResumeOffer& chosen = plan.chosen;
+  if (!spill_ || chosen.source != cache::ResumeSource::kSpill) {
+    out.why = "not_on_disk";  // RAM needs nothing, or the disk tier reads during the prefill
+    return out;
+  }
+  if (chosen.restore_ms > options_.prewarm_max_ms) {
+    out.why = "too_long";
+    return out;
+  }
+  const int64_t t0 = core::now_ns();
+  if (!resident_.tokens().empty() && rows_used_ns_ != 0 &&
+      t0 - rows_used_ns_ < options_.prewarm_idle_ms * 1000000) {
+    out.why = "resident_in_use";
+    return out;
+  }
+  // The rows are about to change: the previous turn's snapshot is taken now, and what the
+  // rows in place and the park hold goes to the spill when a give-up would save it.
+  settle_snapshot({}, {});
+  const int64_t keep_from = spill_->options().give_up_min_tokens;
+  if (const cache::ParkedSession::Contents* p = resident_.parked();
+      p != nullptr && p->rows_end() >= keep_from)
+    core::ignore_status(save_parked(*p, cache::SpillWrite::kEviction),
+                        "cache: the prewarm's save of the parked conversation failed");
+  if (resident_.end_anchor().held() && resident_.end_anchor().position() >= keep_from)
+    core::ignore_status(save_resident(cache::SpillWrite::kEviction, false),
+                        "cache: the prewarm's save of the conversation in place failed");
+  const int64_t taint = resident_.taint();
+  const int64_t rows_in_place =
+      resident_.guest_active()
+          ? 0
+          : std::min(common_prefix(resident_.tokens(), served.tokens),
+                     taint == cache::ResidentPrefix::kNoTaint ? INT64_MAX : taint);
+  // The disk writer stops copying rows the read may overwrite: the entry's tokens are the
+  // prompt's up to the offer at least, so none below that or the rows in place.
+  if (disk_) disk_->fence(std::min(rows_in_place, chosen.resume_at));
+  auto r = spill_->prewarm(engine_, served.tokens, chosen, rows_in_place, yield);
+  if (!r) {
+    const core::StatusCode code = r.error().code();
+    out.why = code == core::StatusCode::kCancelled ? "yielded" : "not_on_disk";
+    // A refused entry leaves the engine untouched; any other failure may have written part
+    // of it: nothing of it is trusted then.
+    if (code != core::StatusCode::kCancelled && code != core::StatusCode::kNotFound &&
+        code != core::StatusCode::kCorruption)
+      abandon();
+    core::ignore_status(r.error(), "cache: prewarm");
+    publish_stats();
+    return out;
+  }
+  const int64_t n = int64_t(r->tokens.size());
+  record_made(session.tenant, r->tokens, {n});
+  resident_.adopt_conversation(engine_, r->tokens, r->session, r->taint, std::move(r->hidden));
+  regions_.clear();
+  for (auto [b, e] : r->regions) regions_.push_back({b, e});
+  out.prewarmed = true;
+  out.tokens = n;
+  out.read_ms = double(core::now_ns() - t0) * 1e-6;
+  core::log(core::LogLevel::kInfo,
+            "session spill: prewarmed a conversation of %lld tokens in %.0f ms", (long long)n,
+            out.read_ms);
+  publish_stats();
+  return out;
 }
 
 void EngineCaches::abandon() {

@@ -84,6 +84,13 @@ struct CacheOptions {
   bool tenant_scope = false;
   // --compaction-prepare: the summary written ahead while the engine is idle (summary_ahead.h).
   CompactionPrepareOptions prepare;
+  // POST /v1/cache/prewarm reads a conversation back only when the read is estimated under
+  // prewarm_max_ms and no other conversation used the rows in place in the last
+  // prewarm_idle_ms (the seed's "Peek and prewarm").
+  double prewarm_max_ms = 3000.0;
+  int64_t prewarm_idle_ms = 120000;
+  // How long the prewarm waits for a running request to end (a waiting one: not at all).
+  int prewarm_wait_ms = 3000;
 };
 
 // The tiers on the disk a server runs (either may be null).
@@ -110,6 +117,15 @@ struct CachePeek {
   CacheSplit split;
   double reread_eta_ms = 0.0;  // the re-read and the restore's read (restore_ms)
   double restore_ms = 0.0;     // a disk tier's estimated read; 0 for RAM tiers
+};
+
+// What /v1/cache/prewarm answers.
+struct CachePrewarm {
+  bool prewarmed = false;
+  // When not: not_on_disk, resident_in_use, too_long, yielded (busy is the route's).
+  std::string why;
+  int64_t tokens = 0;    // the conversation read back, up to its end anchor
+  double read_ms = 0.0;  // the prewarm's own time
 };
 
 class EngineCaches {
@@ -162,6 +178,12 @@ class EngineCaches {
   // Where a prompt would resume, changing nothing (the peek route).
   CachePeek peek(const std::vector<int32_t>& prompt, const std::string& prompt_text,
                  const SessionKey& session);
+  // The conversation the peek finds on the spill read back whole into the engine and the
+  // resident prefix (its next request resumes at its end anchor in place), after the
+  // conversations in place and parked go to the spill when long enough to be. `yield` is asked
+  // between blocks: true (a request arrived) leaves the rows in place as they were.
+  CachePrewarm prewarm(const std::vector<int32_t>& prompt, const std::string& prompt_text,
+                       const SessionKey& session, const std::function<bool()>& yield);
   // After a failed generation: the engine's state is not trusted, nothing of it is kept.
   void abandon();
   // Empties every tier in RAM (the engine's rows stay, unowned); with `disk`, the disk tier's
@@ -252,6 +274,7 @@ class EngineCaches {
     int64_t base = 0;
   };
   std::optional<EchoPlan> echo_;
+  int64_t rows_used_ns_ = 0;  // when a request last ended (the prewarm's resident_in_use)
   ServedStats served_stats_;  // counters of the steps above
   mutable std::mutex stats_mu_;
   CacheStats stats_;

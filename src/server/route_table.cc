@@ -12,6 +12,8 @@ constexpr Route kRoutes[] = {
     {"GET", "/metrics", handle_metrics, "Prometheus text"},
     {"GET", "/v1/cache/stats", handle_cache_stats, "every cache tier's counters"},
     {"POST", "/v1/cache/peek", handle_cache_peek, "where a chat body would resume"},
+    {"POST", "/v1/cache/prewarm", handle_cache_prewarm,
+     "read a conversation back from the spill ahead of its request"},
     {"POST", "/v1/cache/clear", handle_cache_clear, "empty the caches (--admin-token)"},
     {"POST", "/tokenize", handle_tokenize, "llama-server's: text to token ids"},
     {"POST", "/detokenize", handle_detokenize, "llama-server's: token ids to text"},

@@ -47,6 +47,7 @@ void handle_metrics(Service& svc, const HttpRequest& req, HttpResponse& res);
 void handle_cache_stats(Service& svc, const HttpRequest& req, HttpResponse& res);
 void handle_cache_clear(Service& svc, const HttpRequest& req, HttpResponse& res);
 void handle_cache_peek(Service& svc, const HttpRequest& req, HttpResponse& res);
+void handle_cache_prewarm(Service& svc, const HttpRequest& req, HttpResponse& res);
 // llama-server's routes in its shapes (llama_routes.cc): POST /tokenize, POST /detokenize,
 // GET /props.
 void handle_tokenize(Service& svc, const HttpRequest& req, HttpResponse& res);

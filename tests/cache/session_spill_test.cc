@@ -163,6 +163,160 @@ TEST(SessionSpill, ASecondSaveWritesOnlyTheNewBlocksAndBlocksInPlaceAreNotRead) 
   EXPECT_EQ(s3.blocks_read, 4);
 }
 
+// The anchor at the end of a prefill is rarely on a block line: it is kept (a block ends
+// there), and a prompt that parts from the conversation after it (another answer than the one
+// generated) resumes there, exactly, in the same spill and after reopening.
+TEST(SessionSpill, AnAnchorOffTheBlockLinesIsKeptAndOffered) {
+  auto e = tiny_engine();
+  auto ref = tiny_engine();
+  const std::vector<int32_t> prompt = random_tokens(300, e->vocab_size(), 31);
+  const std::vector<int32_t> conv = concat(prompt, random_tokens(20, e->vocab_size(), 32));
+  core::MemFs fs;
+  {
+    auto spill = open_spill(fs, e->layout());
+    e->reset();
+    ASSERT_TRUE(e->prefill(prompt, {}).is_ok());
+    const SectionCopy prefill_end = SectionCopy::capture(*e);  // 300: off the 64-row blocks
+    ASSERT_TRUE(e->prefill(std::span<const int32_t>(conv).subspan(300), {}).is_ok());
+    const SectionCopy end = SectionCopy::capture(*e);
+    SpillConversation c;
+    c.tokens = conv;
+    c.end = &end;
+    c.anchors = {&prefill_end};
+    ASSERT_TRUE(spill->save(*e, c, SpillWrite::kEviction).is_ok());
+  }
+  std::vector<int32_t> other_answer = prompt;
+  other_answer.push_back(conv[300] + 1);
+  other_answer.push_back(5);
+  auto spill = open_spill(fs, e->layout());
+  ASSERT_EQ(spill->stats().entries, 1);
+  expect_exact_resume(*spill, *e, *ref, other_answer, 300);
+  expect_exact_resume(*spill, *e, *ref, concat(conv, {9, 10}), 320);
+}
+
+// Without session keys an entry is the conversation, not its head: two conversations that
+// share their first blocks are two entries; a conversation's next turn (every token of its
+// previous save, then more) replaces its own entry.
+TEST(SessionSpill, KeylessConversationsWithOneHeadAreTwoEntriesAndANextTurnReplacesItsOwn) {
+  auto e = tiny_engine();
+  auto ref = tiny_engine();
+  const std::vector<int32_t> head = random_tokens(200, e->vocab_size(), 41);
+  const std::vector<int32_t> a = concat(head, random_tokens(60, e->vocab_size(), 42));
+  const std::vector<int32_t> b = concat(head, random_tokens(90, e->vocab_size(), 43));
+  core::MemFs fs;
+  auto spill = open_spill(fs, e->layout());
+  prefill_and_save(*spill, *e, a, "");
+  prefill_and_save(*spill, *e, b, "");
+  EXPECT_EQ(spill->stats().entries, 2);
+  const std::vector<int32_t> a2 = concat(a, random_tokens(30, e->vocab_size(), 44));
+  prefill_and_save(*spill, *e, a2, "");
+  EXPECT_EQ(spill->stats().entries, 2) << "a's next turn replaced a's entry";
+  spill = open_spill(fs, e->layout());
+  ASSERT_EQ(spill->stats().entries, 2);
+  expect_exact_resume(*spill, *e, *ref, concat(b, {3, 4}), 290);
+  expect_exact_resume(*spill, *e, *ref, concat(a2, {3, 4}), 290);
+  expect_exact_resume(*spill, *e, *ref, concat(a, {3, 4}), 256);  // a's own end went with it
+}
+
+// The prewarm reads an entry back whole, ahead of its request: asked to yield before a block,
+// it stops and the engine is as it was (bit for bit); otherwise the engine holds the
+// conversation at its end, exactly as a cold prefill of it, with the blocks in place not read.
+TEST(SessionSpill, APrewarmYieldsWithTheEngineUntouchedElseReadsTheConversationWhole) {
+  auto e = tiny_engine();
+  auto ref = tiny_engine();
+  const std::vector<int32_t> conv = random_tokens(300, e->vocab_size(), 51);
+  const std::vector<int32_t> next = concat(conv, random_tokens(20, e->vocab_size(), 52));
+  const std::vector<int32_t> other = concat(std::vector<int32_t>(conv.begin(), conv.begin() + 130),
+                                            random_tokens(70, e->vocab_size(), 53));
+  core::MemFs fs;
+  auto spill = open_spill(fs, e->layout());
+  prefill_and_save(*spill, *e, conv, "a");
+  e->reset();
+  ASSERT_TRUE(e->prefill(other).is_ok());  // another conversation in place, sharing 130 rows
+  const ResumeOffer o = spill->offer(next, {});
+  ASSERT_EQ(o.resume_at, 300);
+  const StateSnapshot before = take_snapshot(*e);
+  int asked = 0;
+  auto r = spill->prewarm(*e, next, o, 128, [&] { return ++asked == 2; });
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code(), core::StatusCode::kCancelled);
+  EXPECT_TRUE(same_state(before, take_snapshot(*e))) << "a yield leaves the rows in place";
+  EXPECT_EQ(spill->stats().prewarm_yields, 1);
+  EXPECT_EQ(spill->stats().entries, 1);
+
+  r = spill->prewarm(*e, next, o, 128, [] { return false; });
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  EXPECT_EQ(r->tokens, conv);
+  EXPECT_EQ(r->session, "a");
+  ASSERT_EQ(e->length(), 300);
+  ASSERT_TRUE(e->prefill(std::span(next).subspan(300)).is_ok());
+  const StateSnapshot got = take_snapshot(*e);
+  const StateSnapshot want = test::cold_snapshot(*ref, next);
+  EXPECT_TRUE(same_state(want, got));
+  EXPECT_TRUE(same_bits(want.logits, got.logits));
+  const SessionSpillStats st = spill->stats();
+  EXPECT_EQ(st.prewarms, 1);
+  EXPECT_EQ(st.blocks_in_place, 2) << "[0, 64) and [64, 128) were in place";
+  EXPECT_EQ(st.blocks_read, 3);
+
+  // The rows in place are the prompt's, which parts from the entry at 200: those above are
+  // read from the entry, whatever the caller counts in place.
+  const std::vector<int32_t> parted = concat(std::vector<int32_t>(conv.begin(), conv.begin() + 200),
+                                             random_tokens(60, e->vocab_size(), 54));
+  e->reset();
+  ASSERT_TRUE(e->prefill(parted).is_ok());
+  const ResumeOffer op = spill->offer(parted, {});
+  ASSERT_EQ(op.resume_at, 192);
+  r = spill->prewarm(*e, parted, op, 259, nullptr);
+  ASSERT_TRUE(r.has_value()) << r.error().to_string();
+  ASSERT_TRUE(e->prefill(std::span(next).subspan(300)).is_ok());
+  EXPECT_TRUE(same_state(want, take_snapshot(*e)));
+}
+
+// A start that an entry could have gone further than is counted by why: the spill's offer
+// not taken (slow), the entry's rows a block or more past the start with no anchor between
+// (anchors_below), less than a block (short); nothing when the spill's offer was taken or no
+// entry goes further.
+TEST(SessionSpill, AnEntryThatCouldServeButDoesNotIsCountedByWhy) {
+  auto e = tiny_engine();
+  const std::vector<int32_t> conv = random_tokens(300, e->vocab_size(), 61);
+  core::MemFs fs;
+  auto spill = open_spill(fs, e->layout());
+  prefill_and_save(*spill, *e, conv, "a");  // anchors 128, 192, 256 and the end, 300
+  auto parted_at = [&](int64_t n) {
+    std::vector<int32_t> p(conv.begin(), conv.begin() + n);
+    p.push_back(conv[size_t(n)] + 1);
+    p.push_back(3);
+    return p;
+  };
+  auto at = [](int64_t p) {
+    ResumeOffer o;
+    o.resume_at = p;
+    o.source = p > 0 ? ResumeSource::kAnchor : ResumeSource::kCold;
+    return o;
+  };
+  const std::vector<int32_t> next = concat(conv, {5, 6});
+  const ResumeOffer mine = spill->offer(next, {});
+  ASSERT_EQ(mine.resume_at, 300);
+  spill->note_unused(next, mine, mine);     // taken
+  spill->note_unused(next, mine, at(300));  // RAM starts as far
+  EXPECT_EQ(spill->stats().unused_slow + spill->stats().unused_short +
+                spill->stats().unused_anchors_below,
+            0);
+  spill->note_unused(next, mine, at(0));  // not taken: the read cost more
+  EXPECT_EQ(spill->stats().unused_slow, 1);
+  const std::vector<int32_t> early = parted_at(120);  // below every kept anchor
+  ASSERT_FALSE(spill->offer(early, {}).useful());
+  spill->note_unused(early, spill->offer(early, {}), at(0));
+  EXPECT_EQ(spill->stats().unused_anchors_below, 1);
+  spill->note_unused(early, spill->offer(early, {}), at(64));
+  EXPECT_EQ(spill->stats().unused_short, 1);
+  spill->note_unused(parted_at(40), {}, at(0));  // under a block shared: not counted
+  EXPECT_EQ(spill->stats().unused_slow, 1);
+  EXPECT_EQ(spill->stats().unused_anchors_below, 1);
+  EXPECT_EQ(spill->stats().unused_short, 1);
+}
+
 // Blocks written raw by one server and compressed by the next (another --spill-codec) make one
 // entry, read back bit for bit; every codec and thread count gives the same rows.
 TEST(SessionSpill, RawAndCompressedBlocksMixInOneEntry) {

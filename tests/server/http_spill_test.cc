@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include "server/disk_test_support.h"
 
@@ -133,12 +135,22 @@ TEST(HttpSpill, ADisplacedConversationComesBackFromTheSpillAndAnswersAsANoCacheS
   EXPECT_NE(metrics->body.find("anchorage_spill_hits_total 1"), std::string::npos);
 }
 
+// A chat request with the session key `session`, or without any ("").
+Json post_turn(ServerHarness& h, const Json& body, const std::string& session) {
+  if (!session.empty()) return post_chat(h, body, session);
+  auto r = h.client().Post("/v1/chat/completions", body.dump(), "application/json");
+  EXPECT_TRUE(r);
+  if (!r) return Json();
+  EXPECT_EQ(r->status, 200) << r->body;
+  return parse_json(r->body);
+}
+
 // The conversation's next turn over `h` answers as a --no-cache server's (tokens, logprobs),
 // read back from the spill.
 void expect_next_turn_from_spill(ServerHarness& h, const Json& first, const Json& answer,
                                  const std::string& session) {
   const Json next = turn2(first, answer, 7);
-  const Json got = post_chat(h, next, session);
+  const Json got = post_turn(h, next, session);
   const Json cache = got["usage"]["anchorage"]["cache"];
   EXPECT_EQ(cache["tier"], "nvme_spill");
   EXPECT_EQ(cache["exact"], true);
@@ -231,6 +243,191 @@ TEST(HttpSpill, AStoreRestoreSavesTheConversationInPlaceFirst) {
   EXPECT_EQ(st["saves"], 1) << "conv-b saved before the store restore cleared it";
   clear_ram(h);
   expect_next_turn_from_spill(h, b1, b, "conv-b");
+}
+
+// The bug of the first restart figures: the next turn resumed at the spill's last block line
+// (3,072) instead of the end of the conversation's last prefill (3,822), the anchor where a
+// next turn that sends another answer than the one generated parts from the rows. The spill
+// keeps that anchor (off every block line) and offers it after a restart.
+TEST(HttpSpill, AfterARestartANextTurnWithAnotherAnswerResumesAtTheEndOfThePrefill) {
+  TempDir dir;
+  const Json first = turn1(1);
+  Json second;
+  int64_t prefill_end = 0;
+  {
+    ServerHarness h(spill_options(dir.path));
+    ASSERT_TRUE(h.ok());
+    Json a = post_chat(h, first, "conv-1");
+    prefill_end = a["usage"]["prompt_tokens"].get<int64_t>();
+    ASSERT_GT(prefill_end, 1024);
+    ASSERT_NE(prefill_end % 1024, 0) << "the end of the prefill is off the block lines";
+    a["choices"][0]["message"]["content"] = disk_filler(12, 77);  // the client's own answer
+    second = turn2(first, a, 2);
+  }  // the drain saves the conversation
+  ServerHarness h(spill_options(dir.path));
+  ASSERT_TRUE(h.ok());
+  const Json before = spill_stats(h);  // the conversation read back at start
+  const Json b = post_chat(h, second, "conv-1");
+  const Json cache = b["usage"]["anchorage"]["cache"];
+  EXPECT_EQ(cache["tier"], "nvme_spill");
+  EXPECT_EQ(cache["exact"], true);
+  EXPECT_EQ(b["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>(), prefill_end)
+      << "resumed at the end of the first turn's prefill";
+  const Json after = spill_stats(h);
+  EXPECT_EQ(after["hits"].get<int64_t>(), before["hits"].get<int64_t>() + 1);
+  EXPECT_EQ(after["blocks_read"], before["blocks_read"])
+      << "the rows were in place: only the anchor read";
+  ServerHarness cold(no_cache_options());
+  ASSERT_TRUE(cold.ok());
+  post_chat(cold, first, "x");
+  const Json want = post_chat(cold, second, "x");
+  EXPECT_EQ(b["choices"][0].dump(), want["choices"][0].dump());
+}
+
+// Two conversations without session keys that share their first block (one system prompt of
+// ~1,500 tokens) are two entries: the drain saves both (the parked one and the one in place),
+// and after a restart each next turn comes back from the spill with a --no-cache server's
+// answer.
+TEST(HttpSpill, TwoKeylessConversationsWithOneHeadAreTwoEntries) {
+  TempDir dir;
+  ServerOptions o = spill_options(dir.path);
+  o.cache.resident.park_bytes = int64_t(1) << 30;  // conv-a parked by conv-b
+  const Json a1 = shared_head_turn1(1);
+  const Json b1 = shared_head_turn1(5);
+  Json a, b;
+  {
+    ServerHarness h(o);
+    ASSERT_TRUE(h.ok());
+    a = post_turn(h, a1, "");
+    b = post_turn(h, b1, "");
+    EXPECT_EQ(cache_stats(h)["resident"]["parks"], 1);
+  }  // the drain: conv-a from the park, conv-b in place
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(spill_stats(h)["entries"], 2) << "one entry each, not one over the other";
+  clear_ram(h);  // conv-b, read back at start, goes from RAM: both from the spill
+  expect_next_turn_from_spill(h, a1, a, "");
+  expect_next_turn_from_spill(h, b1, b, "");
+  EXPECT_EQ(spill_stats(h)["hits"], 3) << "conv-b at start, then both next turns";
+}
+
+// POST /v1/cache/prewarm with the session's header: its answer.
+Json prewarm(ServerHarness& h, const Json& body, const std::string& session) {
+  auto r = h.post("/v1/cache/prewarm", body.dump(), {{"x-session-id", session}});
+  EXPECT_TRUE(r);
+  if (!r) return Json();
+  EXPECT_EQ(r->status, 200) << r->body;
+  return parse_json(r->body);
+}
+
+ServerOptions prewarm_options(const std::string& root) {
+  ServerOptions o = spill_options(root);
+  o.cache.prewarm_idle_ms = 0;  // the conversation in place may go at once
+  return o;
+}
+
+// A displaced conversation prewarmed: its next request resumes at its end anchor in place,
+// with no read of its own (the spill's reads do not move), and a --no-cache server's answer.
+TEST(HttpSpill, APrewarmReadsTheConversationBackAndItsRequestReadsNothing) {
+  TempDir dir;
+  ServerHarness h(prewarm_options(dir.path));
+  ASSERT_TRUE(h.ok());
+  const Json a1 = turn1(1);
+  const Json a = post_chat(h, a1, "conv-a");
+  post_chat(h, turn1(5), "conv-b");  // conv-a goes to the spill
+  const Json a2 = turn2(a1, a, 3);
+  const Json pw = prewarm(h, a2, "conv-a");
+  ASSERT_EQ(pw["prewarmed"], true) << pw.dump();
+  EXPECT_GT(pw["tokens"].get<int64_t>(), a["usage"]["prompt_tokens"].get<int64_t>());
+  const Json before = spill_stats(h);
+  EXPECT_EQ(before["prewarms"], 1);
+  EXPECT_EQ(before["hits"], 0);
+  const Json got = post_chat(h, a2, "conv-a");
+  const Json cache = got["usage"]["anchorage"]["cache"];
+  EXPECT_EQ(cache["tier"], "resident");
+  EXPECT_EQ(cache["exact"], true);
+  EXPECT_GE(got["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>(),
+            a["usage"]["prompt_tokens"].get<int64_t>() - 1);
+  const Json after = spill_stats(h);
+  EXPECT_EQ(after["hits"], before["hits"]) << "the request read nothing from the spill";
+  EXPECT_EQ(after["blocks_read"], before["blocks_read"]);
+  EXPECT_EQ(after["read_bytes"], before["read_bytes"]);
+  ServerHarness cold(no_cache_options());
+  ASSERT_TRUE(cold.ok());
+  post_chat(cold, a1, "x");
+  const Json want = post_chat(cold, a2, "x");
+  EXPECT_EQ(got["choices"][0].dump(), want["choices"][0].dump());
+}
+
+// Each answer of a prewarm that does not read: nothing on the spill, the rows in place used a
+// moment ago, a read estimated over the limit, and a request running.
+TEST(HttpSpill, APrewarmSaysWhyItDidNotRead) {
+  TempDir dir;
+  ServerOptions o = spill_options(dir.path);  // rows used in the last 120 s stay
+  o.cache.prewarm_wait_ms = 0;
+  const Json a1 = turn1(1);
+  Json a2;
+  {
+    ServerHarness h(o);
+    ASSERT_TRUE(h.ok());
+    Json pw = prewarm(h, a1, "conv-a");
+    EXPECT_EQ(pw["prewarmed"], false);
+    EXPECT_EQ(pw["why"], "not_on_disk");
+    const Json a = post_chat(h, a1, "conv-a");
+    post_chat(h, turn1(5), "conv-b");  // conv-a goes to the spill
+    a2 = turn2(a1, a, 3);
+    // The engine may still be at work after conv-b's answer (its echo anchor, docs/cache.md):
+    // busy until then.
+    for (int i = 0; i < 200; ++i) {
+      pw = prewarm(h, a2, "conv-a");
+      if (pw["why"] != "busy") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(pw["prewarmed"], false);
+    EXPECT_EQ(pw["why"], "resident_in_use");
+    // A request running, with no wait for its end: busy.
+    Json long_turn = turn1(9);
+    long_turn["max_tokens"] = 2000;
+    long_turn["stream"] = true;
+    Json during;
+    h.post_streamed("/v1/chat/completions", long_turn.dump(), [&](const std::string& so_far) {
+      if (so_far.find("data:") == std::string::npos) return true;
+      during = prewarm(h, a2, "conv-a");
+      return false;  // hang up: the request is cut
+    });
+    EXPECT_EQ(during["prewarmed"], false);
+    EXPECT_EQ(during["why"], "busy");
+    EXPECT_EQ(spill_stats(h)["prewarms"], 0);
+  }
+  o.cache.prewarm_idle_ms = 0;
+  o.cache.prewarm_max_ms = 0.0;  // any read is too long
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  const Json pw = prewarm(h, a2, "conv-a");
+  EXPECT_EQ(pw["prewarmed"], false);
+  EXPECT_EQ(pw["why"], "too_long");
+}
+
+// A spill the Planner finds too slow to read (a prior rate of 1 byte/s) is not used, and the
+// request that could have used it is counted (and logged) by why.
+TEST(HttpSpill, AnEntryTooSlowToReadIsCountedAsUnused) {
+  TempDir dir;
+  ServerOptions o = spill_options(dir.path);
+  o.cache.spill_options.prior_read_bytes_per_s = 1.0;
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  const Json a1 = turn1(1);
+  const Json a = post_chat(h, a1, "conv-a");
+  post_chat(h, turn1(5), "conv-b");  // conv-a goes to the spill
+  EXPECT_EQ(spill_stats(h)["unused_slow"], 0);
+  const Json got = post_chat(h, turn2(a1, a, 3), "conv-a");
+  EXPECT_NE(got["usage"]["anchorage"]["cache"]["tier"], "nvme_spill");
+  const Json st = spill_stats(h);
+  EXPECT_EQ(st["unused_slow"], 1);
+  EXPECT_EQ(st["hits"], 0);
+  auto metrics = h.client().Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("anchorage_spill_unused_slow_total 1"), std::string::npos);
 }
 
 }  // namespace

@@ -17,7 +17,8 @@ for flag in host port preset seed weight-dtype kv-dtype ctx threads queue max-bo
             resident-park-gb cache-gb store-entry-gb prefix-chunk response-cache-mb \
             mem-ceiling-gib mem-peak-gib reserve-slack-gib disk-budget-gb disk-min-free-gb \
             disk-ttl-days disk-admit-after disk-head-anchors disk-min-tokens disk-write-budget-gb \
-            compaction resume-policy spill-gb spill-min-tokens spill-codec; do
+            compaction resume-policy spill-gb spill-min-tokens spill-give-up-min-tokens \
+            spill-codec; do
   grep -qE -- "--$flag <v> .*\(default: " <<<"$help" || fail "--help does not list --$flag"
 done
 for switch in no-cache end-anchor end-align no-store response-cache; do
@@ -78,6 +79,10 @@ err="$("$bin" serve --spill-codec lzma 2>&1 >/dev/null)"; rc=$?
 [ $rc -eq 2 ] || fail "--spill-codec lzma is not a usage error (exit $rc)"
 grep -q -- "--spill-codec must be zstd, blosc or none" <<<"$err" || fail "a bad --spill-codec is not named: $err"
 ANCHORAGE_SPILL_CODEC=lz4 "$bin" serve >/dev/null 2>&1; [ $? -eq 2 ] || fail "ANCHORAGE_SPILL_CODEC not read"
+err="$("$bin" serve --spill-give-up-min-tokens 0 2>&1 >/dev/null)"; rc=$?
+[ $rc -eq 2 ] || fail "--spill-give-up-min-tokens 0 is not a usage error (exit $rc)"
+grep -q -- "--spill-give-up-min-tokens must be >= 1" <<<"$err" || fail "a bad --spill-give-up-min-tokens is not named: $err"
+ANCHORAGE_SPILL_GIVE_UP_MIN_TOKENS=-3 "$bin" serve >/dev/null 2>&1; [ $? -eq 2 ] || fail "ANCHORAGE_SPILL_GIVE_UP_MIN_TOKENS not read"
 err="$("$bin" serve --mem-ceiling-gib 8 --mem-peak-gib 4 2>&1 >/dev/null)"
 grep -q -- "--mem-peak-gib" <<<"$err" || fail "a peak under the ceiling is not named"
 # The environment is read: a bad value there is the same usage error...

@@ -42,9 +42,21 @@ json.dump(body, open(f"{work}/turn2.json", "w"))
 PY
 }
 
+# Another second turn: the client sends back an answer of its own, so the next turn parts from
+# the rows at the end of the first turn's prefill.
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+body = json.load(open(f"{work}/turn1.json"))
+body["messages"].append({"role": "assistant", "content": "the files are a, b and c"})
+body["messages"].append({"role": "user", "content": "now read the first one"})
+json.dump(body, open(f"{work}/turn2b.json", "w"))
+PY
+
 extra="--no-cache" start "$work/serve.log" ANCHORAGE_DISK_CACHE=off
 make_turn2 "$(ask "$work/turn1.json")"
 want="$(ask "$work/turn2.json" | choices)" || fail "the reference request failed"
+want_b="$(ask "$work/turn2b.json" | choices)" || fail "the reference request failed"
 stop
 
 for point in $crash_points; do
@@ -85,5 +97,25 @@ got="$(ask "$work/turn2.json")"
 [ "$(choices <<<"$got")" = "$want" ] || fail "no crash: the answer differs from the reference"
 python3 -c 'import json,sys; g=json.loads(sys.argv[1]); c=g["usage"]["prompt_tokens_details"]["cached_tokens"]; assert c > 2000, c' "$got" ||
   fail "no crash: the next turn did not resume from the read-back conversation"
+stop
+
+# After a restart, the turn with the client's own answer resumes from the spill at the end of
+# the first turn's prefill (an anchor off the block lines), not at the block line below it.
+rm -rf "$work/root"
+start "$work/serve.log"
+first="$(ask "$work/turn1.json")"
+stop
+start "$work/serve.log"
+got="$(ask "$work/turn2b.json")"
+[ "$(choices <<<"$got")" = "$want_b" ] || fail "another answer: the answer differs from the reference"
+python3 - "$first" "$got" <<'PY' || fail "another answer: the next turn did not resume at the end of the first prefill"
+import json, sys
+first, got = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+end = first["usage"]["prompt_tokens"]
+assert end % 1024 != 0, end
+cache = got["usage"]["anchorage"]["cache"]
+assert cache["tier"] == "nvme_spill", cache
+assert got["usage"]["prompt_tokens_details"]["cached_tokens"] == end, (got["usage"], end)
+PY
 stop
 echo "spill crash test: ok"

@@ -70,6 +70,9 @@ struct ServeArgs {
   std::string log_level = "info";
   std::string resume_policy{server::resume_policy_name(server::CacheOptions{}.resume_policy)};
   std::string compaction{server::compaction_mode_name(server::ServerOptions{}.compaction)};
+  std::string draft = server::ServerOptions{}.draft_lookup ? "lookup" : "off";
+  int64_t draft_max = engine::LookupDrafterOptions{}.draft_max;
+  int64_t draft_min_match = engine::LookupDrafterOptions{}.min_match;
   bool end_anchor = kResident.end_anchor;
   bool branch_anchors = kResident.branch_anchors;
   bool end_align = server::CacheOptions{}.end_align;
@@ -158,6 +161,13 @@ FlagSet make_flags(ServeArgs* a) {
                "client: serve a compaction request as sent; continuation: serve opencode's "
                "compaction as the session's conversation plus one turn (not the client's "
                "prompt; reported as served: continuation)");
+  f.add_string("draft", &a->draft,
+               "lookup: speculative decoding, drafting from the request's own context (the "
+               "same tokens and logprobs, fewer forwards on repetitive output); off: plain "
+               "decode");
+  f.add_int("draft-max", &a->draft_max, "drafted tokens per verify block at most (adaptive)");
+  f.add_int("draft-min-match", &a->draft_min_match,
+            "shortest match of the last tokens that drafts anything");
   f.add_bool("end-anchor", &a->end_anchor, "keep the end anchor after a generation (on|off)");
   f.add_bool("end-align", &a->end_align,
              "rows policy: align a client's copy with the rows by text at the end anchor "
@@ -389,6 +399,13 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
   const auto compaction = server::parse_compaction_mode(a.compaction);
   if (!compaction) return "--compaction must be client or continuation";
   o->compaction = *compaction;
+  if (a.draft != "lookup" && a.draft != "off") return "--draft must be lookup or off";
+  o->draft_lookup = a.draft == "lookup";
+  if (a.draft_max < 1 || a.draft_max > 64) return "--draft-max must be in [1, 64]";
+  if (a.draft_min_match < 1 || a.draft_min_match > 32)
+    return "--draft-min-match must be in [1, 32]";
+  o->draft.draft_max = a.draft_max;
+  o->draft.min_match = a.draft_min_match;
   o->admin_token = a.admin_token;
   o->journal.path = a.journal;
   if (!(a.journal_mb > 0.0) || a.journal_mb > 1e6) return "--journal-mb must be in (0, 1e6]";

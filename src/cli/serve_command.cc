@@ -71,6 +71,9 @@ struct ServeArgs {
   std::string resume_policy{server::resume_policy_name(server::CacheOptions{}.resume_policy)};
   std::string compaction{server::compaction_mode_name(server::ServerOptions{}.compaction)};
   server::CompactionPrepareOptions compaction_prepare;
+  std::string draft = server::ServerOptions{}.draft_lookup ? "lookup" : "off";
+  int64_t draft_max = engine::LookupDrafterOptions{}.draft_max;
+  int64_t draft_min_match = engine::LookupDrafterOptions{}.min_match;
   bool end_anchor = kResident.end_anchor;
   bool branch_anchors = kResident.branch_anchors;
   bool end_align = server::CacheOptions{}.end_align;
@@ -167,6 +170,13 @@ FlagSet make_flags(ServeArgs* a) {
                "seconds without a request before a summary is written ahead");
   f.add_int("compaction-min-tokens", &a->compaction_prepare.min_tokens,
             "the shortest conversation whose summary is written ahead");
+  f.add_string("draft", &a->draft,
+               "lookup: speculative decoding, drafting from the request's own context (the "
+               "same tokens and logprobs, fewer forwards on repetitive output); off: plain "
+               "decode");
+  f.add_int("draft-max", &a->draft_max, "drafted tokens per verify block at most (adaptive)");
+  f.add_int("draft-min-match", &a->draft_min_match,
+            "shortest match of the last tokens that drafts anything");
   f.add_bool("end-anchor", &a->end_anchor, "keep the end anchor after a generation (on|off)");
   f.add_bool("end-align", &a->end_align,
              "rows policy: align a client's copy with the rows by text at the end anchor "
@@ -409,6 +419,13 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
     return "--compaction-idle-s must be in [0, 86400]";
   if (a.compaction_prepare.min_tokens < 1) return "--compaction-min-tokens must be >= 1";
   o->cache.prepare = a.compaction_prepare;
+  if (a.draft != "lookup" && a.draft != "off") return "--draft must be lookup or off";
+  o->draft_lookup = a.draft == "lookup";
+  if (a.draft_max < 1 || a.draft_max > 64) return "--draft-max must be in [1, 64]";
+  if (a.draft_min_match < 1 || a.draft_min_match > 32)
+    return "--draft-min-match must be in [1, 32]";
+  o->draft.draft_max = a.draft_max;
+  o->draft.min_match = a.draft_min_match;
   o->admin_token = a.admin_token;
   o->journal.path = a.journal;
   if (!(a.journal_mb > 0.0) || a.journal_mb > 1e6) return "--journal-mb must be in (0, 1e6]";

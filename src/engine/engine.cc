@@ -59,12 +59,15 @@ Engine::Engine(const model::Architecture& arch, std::unique_ptr<model::Architect
 
 std::span<const float> Engine::logits() const {
   ANCHORAGE_CHECK(has_logits_);
+  if (block_n_ > 0)
+    return {block_logits_.data() + size_t(block_row_ * vocab_size()), size_t(vocab_size())};
   return {logits_.data(), logits_.size()};
 }
 
 void Engine::reset() {
   state_->reset();
   has_logits_ = false;
+  block_n_ = 0;
 }
 
 Status Engine::check_tokens(std::span<const int32_t> tokens) const {
@@ -153,12 +156,63 @@ Status Engine::decode(int32_t token) {
   return Status::ok();
 }
 
+Status Engine::verify_block(std::span<const int32_t> tokens) {
+  ANCHORAGE_CHECK(block_n_ == 0);
+  const int64_t n = int64_t(tokens.size());
+  if (arch_->exact_granularity() != 1)
+    return Status::unsupported("verify_block: the architecture is not exact at every token");
+  if (n == 0) return Status::invalid_argument("verify_block: no tokens");
+  if (n > capacity() - length())
+    return Status::invalid_argument("verify_block: " + std::to_string(length()) + " + " +
+                                    std::to_string(n) + " tokens exceed the capacity " +
+                                    std::to_string(capacity()));
+  if (Status s = check_tokens(tokens); !s.is_ok()) return s;
+  const auto& sections = layout().sections;
+  block_sections_.resize(sections.size());
+  for (size_t i = 0; i < sections.size(); ++i) {
+    const size_t bytes = size_t(sections[i].bytes());
+    if (block_sections_[i].size() < bytes) block_sections_[i] = core::AlignedBuffer(bytes);
+    std::memcpy(block_sections_[i].data(), state_->section(i), bytes);
+  }
+  block_tokens_.assign(tokens.begin(), tokens.end());
+  block_pos0_ = length();
+  block_n_ = n;
+  block_logits_.resize(size_t(n * vocab_size()));
+  has_logits_ = false;
+  forward(tokens.data(), n, 0, block_logits_.data());
+  block_row_ = n - 1;
+  has_logits_ = true;
+  return Status::ok();
+}
+
+void Engine::show_block_row(int64_t i) {
+  ANCHORAGE_CHECK(0 <= i && i < block_n_);
+  block_row_ = i;
+}
+
+void Engine::commit_block(int64_t n) {
+  ANCHORAGE_CHECK(1 <= n && n <= block_n_);
+  if (n < block_n_) {
+    const auto& sections = layout().sections;
+    for (size_t i = 0; i < sections.size(); ++i)
+      std::memcpy(state_->section(i), block_sections_[i].data(), size_t(sections[i].bytes()));
+    state_->set_length(block_pos0_);
+    forward(block_tokens_.data(), n, n, nullptr);  // rewrites rows [pos0, pos0+n) bit for bit
+  }
+  show_block_row(n - 1);
+  const std::span<const float> row = logits();
+  std::memcpy(logits_.data(), row.data(), row.size() * sizeof(float));
+  has_logits_ = true;
+  block_n_ = 0;
+}
+
 Status Engine::resume_at(int64_t n) {
   if (n < 0 || n > capacity())
     return Status::invalid_argument("resume_at: position " + std::to_string(n) +
                                     " is outside [0, " + std::to_string(capacity()) + "]");
   state_->set_length(n);
   has_logits_ = false;
+  block_n_ = 0;
   return Status::ok();
 }
 

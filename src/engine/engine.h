@@ -48,6 +48,24 @@ class Engine {
   // One token at length(); the same forward as a one-token prefill call.
   core::Status decode(int32_t token);
 
+  // --- Verify blocks (docs/speculation.md) ---
+  // Forwards tokens (the token decode would take, then drafts) as one call at length() and
+  // keeps the logits of every position. Sections are copied first, so that commit_block() can
+  // leave the state after any prefix of the block. Because the kernels are batch-invariant, the
+  // block writes the bits one-token decodes would: Unsupported for an architecture not exact at
+  // every token (exact_granularity() > 1); otherwise decode's errors. Every verify_block() must
+  // be followed by a commit_block() before any other forward. logits() are the last row's.
+  core::Status verify_block(std::span<const int32_t> tokens);
+  // Until the commit, logits() are those after the block's token i (0 <= i < its size), so a
+  // caller reading logits() while a token is chosen sees the row it was chosen from.
+  void show_block_row(int64_t i);
+  // Keeps the block's first n tokens (1 <= n <= its size): the sections, length() and
+  // logits() become those after them, as if they had been decoded one by one. A shorter
+  // prefix restores the copied sections and forwards the kept tokens again (cheaper than a
+  // copy of the sections per position, docs/speculation.md); the rejected positions' view
+  // rows lie past length() and are never read.
+  void commit_block(int64_t n);
+
   // The logits of the last position, after a prefill or a decode (vocab_size() floats).
   // Invalid after reset() and resume_at(): the state does not hold them.
   bool has_logits() const { return has_logits_; }
@@ -61,8 +79,9 @@ class Engine {
 
   // --- The state contract (docs/architecture.md §3) ---
   const core::StateLayout& layout() const { return state_->layout(); }
-  // Lands a pending commit before a copy is taken. Nothing is ever pending yet (there is no
-  // speculative verify), so this is a no-op that callers must still make before every copy.
+  // Lands a pending commit before a copy is taken. A verify block is committed before its
+  // generation step returns, so nothing is ever pending between calls and this is a no-op that
+  // callers must still make before every copy.
   void settle() {}
   // After sections and view rows [0, n) were written back, puts the engine at length n.
   // InvalidArgument if n is outside [0, capacity()]. Drops the logits.
@@ -94,6 +113,14 @@ class Engine {
   core::AlignedBuffer workspace_;
   std::vector<float> logits_;
   bool has_logits_ = false;
+  // The open verify block: its tokens, start, every position's logits and the sections
+  // before it (block_n_ == 0: none open).
+  std::vector<int32_t> block_tokens_;
+  int64_t block_pos0_ = 0;
+  int64_t block_n_ = 0;
+  int64_t block_row_ = 0;  // the row logits() shows while a block is open
+  std::vector<float> block_logits_;
+  std::vector<core::AlignedBuffer> block_sections_;
   model::OpProfile* profile_ = nullptr;
 };
 

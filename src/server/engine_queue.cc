@@ -283,7 +283,15 @@ core::Result<engine::GenerationResult> EngineQueue::generate(const GenerationJob
   }
   opts.on_token = [&sink](int32_t token) { return sink(token); };
   const std::span<const int32_t> prompt(start.served.tokens);
-  return engine::generate(engine_, prompt.subspan(size_t(start.resume_at())), opts);
+  const size_t cached_tokens = size_t(start.resume_at());
+  std::optional<engine::LookupDrafter> drafter;
+  if (draft_) {
+    drafter.emplace(*draft_);
+    opts.drafter = &*drafter;
+    opts.draft_max = draft_->draft_max;
+    opts.draft_context = prompt.first(cached_tokens);
+  }
+  return engine::generate(engine_, prompt.subspan(cached_tokens), opts);
 }
 
 JobEnd EngineQueue::job_end(engine::FinishReason finish, bool stopped_by_string) {

@@ -17,10 +17,12 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/status.h"
 #include "engine/generation.h"
+#include "engine/lookup_drafter.h"
 #include "server/generation_job.h"
 #include "server/token_stream.h"
 
@@ -74,6 +76,9 @@ class EngineQueue {
   // The request journal (may be null: none). Set before the first submit; it must outlive
   // the queue.
   void set_journal(RequestJournal* journal) { journal_ = journal; }
+  // Speculative decoding with the lookup drafter for every later job (docs/speculation.md).
+  // Set before the first submit.
+  void set_drafting(const engine::LookupDrafterOptions& draft) { draft_ = draft; }
 
  private:
   struct Item {
@@ -95,6 +100,7 @@ class EngineQueue {
   Metrics* metrics_;
   EngineCaches* caches_;
   RequestJournal* journal_ = nullptr;
+  std::optional<engine::LookupDrafterOptions> draft_;  // none: plain decode
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> waiting_;

@@ -51,6 +51,7 @@ struct HttpServer::Impl {
         core::log(core::LogLevel::kWarn, "disk tier off: %s", disk.error().to_string().c_str());
       }
     }
+    if (o.draft_lookup) queue.set_drafting(o.draft);
     service.created = int64_t(std::time(nullptr));
     service.nonce_base = uint64_t(core::now_ns()) ^ (uint64_t(std::random_device{}()) << 32);
     if (!o.journal.path.empty()) {

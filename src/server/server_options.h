@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/lookup_drafter.h"
 #include "server/api_keys.h"
 #include "server/engine_caches.h"
 #include "server/request_journal.h"
@@ -53,6 +54,10 @@ struct ServerOptions {
   // conversation plus one turn (not the client's prompt; docs/compaction.md); `client` (the
   // default) serves it as sent.
   CompactionMode compaction = CompactionMode::kClient;
+  // --draft lookup: speculative decoding with the lookup drafter (docs/speculation.md); it
+  // changes no token or logprob, only how many forwards a generation takes. Off by default.
+  bool draft_lookup = false;
+  engine::LookupDrafterOptions draft{};
   // The cache tiers (docs/cache.md); cache.enabled false is --no-cache.
   CacheOptions cache;
   // --journal: one JSON line per request (request_journal.h); path empty: none.

@@ -1,0 +1,204 @@
+// speculation_bench: what a verify block costs and what the lookup drafter gains (issue 15 §5,
+// docs/speculation.md). Prints ONE JSON document on stdout.
+//
+// - verify_block: the time of a verify block of k+1 tokens (k = 1..16, all kept) relative to one
+//   decode step at the same context, and of a rejected one (commit_block(1): the sections
+//   written back and the kept token forwarded again), plus one copy of the sections (what
+//   per-position state copies would cost per drafted token).
+// - workloads, decode tok/s with drafting off and with the lookup drafter, as ratios within the
+//   run: `greedy_loops` (the random model's own greedy output, which falls into loops) and
+//   `nothing_to_draft` (seeded sampling at temperature 1 over the random model's flat
+//   distribution: almost no n-gram repeats, so this measures the drafter's overhead).
+//
+// Flags: --preset small  --weights bf16  --threads 0 (all)  --context 1024  --gen 128
+//        --seed 1  --reps 3. Google Benchmark's --benchmark_* flags are accepted and ignored.
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/aligned_buffer.h"
+#include "core/clock.h"
+#include "core/dtype.h"
+#include "core/isa.h"
+#include "core/rng.h"
+#include "engine/engine.h"
+#include "engine/generation.h"
+#include "engine/lookup_drafter.h"
+#include "model/qwen35/config.h"
+#include "model/qwen35/qwen35_model.h"
+
+using namespace anchorage;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+struct Args {
+  std::string preset = "small";
+  std::string weights = "bf16";
+  int64_t threads = 0;
+  int64_t context = 1024;
+  int64_t gen = 128;
+  int64_t seed = 1;
+  int64_t reps = 3;
+};
+
+bool parse_args(int argc, char** argv, Args* a) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view f = argv[i];
+    if (f.rfind("--benchmark_", 0) == 0) continue;
+    if (i + 1 >= argc) return false;
+    std::string_view v = argv[++i];
+    auto num = [&](int64_t* out) {
+      auto r = std::from_chars(v.data(), v.data() + v.size(), *out);
+      return r.ec == std::errc() && r.ptr == v.data() + v.size();
+    };
+    bool ok = true;
+    if (f == "--preset")
+      a->preset = std::string(v);
+    else if (f == "--weights")
+      a->weights = std::string(v);
+    else if (f == "--threads")
+      ok = num(&a->threads) && a->threads >= 0;
+    else if (f == "--context")
+      ok = num(&a->context) && a->context >= 16;
+    else if (f == "--gen")
+      ok = num(&a->gen) && a->gen >= 2;
+    else if (f == "--seed")
+      ok = num(&a->seed);
+    else if (f == "--reps")
+      ok = num(&a->reps) && a->reps >= 1;
+    else
+      ok = false;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// The sections of the engine, to put it back at the context between measurements.
+std::vector<core::AlignedBuffer> save_sections(engine::Engine& e) {
+  std::vector<core::AlignedBuffer> out;
+  for (size_t i = 0; i < e.layout().sections.size(); ++i) {
+    const size_t bytes = size_t(e.layout().sections[i].bytes());
+    out.emplace_back(bytes);
+    std::memcpy(out.back().data(), e.section_data(i), bytes);
+  }
+  return out;
+}
+void restore_sections(engine::Engine& e, const std::vector<core::AlignedBuffer>& s,
+                      int64_t length) {
+  for (size_t i = 0; i < s.size(); ++i)
+    std::memcpy(e.section_data(i), s[i].data(), size_t(e.layout().sections[i].bytes()));
+  (void)e.resume_at(length).is_ok();
+}
+
+json verify_costs(engine::Engine& e, const Args& a, const std::vector<int32_t>& drafts) {
+  const auto saved = save_sections(e);
+  const int64_t ctx = e.length();
+  auto best_of = [&](auto&& run) {
+    int64_t best = INT64_MAX;
+    for (int64_t r = 0; r < a.reps; ++r) {
+      restore_sections(e, saved, ctx);
+      const int64_t t0 = core::now_ns();
+      run();
+      best = std::min(best, core::now_ns() - t0);
+    }
+    return double(best);
+  };
+  const double decode_ns = best_of([&] { (void)e.decode(drafts[0]).is_ok(); });
+  const double copy_ns = best_of([&] { save_sections(e); });
+  json ks = json::array();
+  for (int64_t k = 1; k <= 16; ++k) {
+    const std::span<const int32_t> block(drafts.data(), size_t(k + 1));
+    const double kept = best_of([&] {
+      (void)e.verify_block(block).is_ok();
+      e.commit_block(k + 1);
+    });
+    const double rejected = best_of([&] {
+      (void)e.verify_block(block).is_ok();
+      e.commit_block(1);
+    });
+    ks.push_back({{"k", k},
+                  {"block_vs_decode", kept / decode_ns},
+                  {"rejected_block_vs_decode", rejected / decode_ns}});
+  }
+  restore_sections(e, saved, ctx);
+  return {{"context", ctx},
+          {"decode_step_ms", decode_ns * 1e-6},
+          {"section_bytes", e.cost().section_bytes},
+          {"section_copy_vs_decode", copy_ns / decode_ns},
+          {"blocks", ks}};
+}
+
+json workload(engine::Engine& e, const Args& a, const std::vector<int32_t>& prompt,
+              const engine::SamplingParams& sampling) {
+  auto run = [&](bool draft) {
+    double best = 0.0;
+    engine::GenerationResult last;
+    for (int64_t r = 0; r < a.reps; ++r) {
+      e.reset();
+      engine::LookupDrafter drafter({});
+      engine::GenerationOptions o{.max_tokens = a.gen, .sampling = sampling};
+      if (draft) o.drafter = &drafter;
+      auto g = engine::generate(e, prompt, o);
+      if (!g.has_value()) return json{{"error", g.error().to_string()}};
+      best = std::max(best, double(g->decode_steps) / (double(g->decode_ns) * 1e-9));
+      last = std::move(*g);
+    }
+    return json{
+        {"decode_tok_s", best},
+        {"decode_steps", last.decode_steps},
+        {"verify_blocks", last.verify_blocks},
+        {"drafted_tokens", last.drafted_tokens},
+        {"accepted_tokens", last.accepted_tokens},
+        {"mean_accepted_per_block",
+         last.verify_blocks > 0 ? double(last.accepted_tokens) / double(last.verify_blocks) : 0.0}};
+  };
+  json off = run(false);
+  json on = run(true);
+  return {{"off", off},
+          {"lookup", on},
+          {"speedup", on["decode_tok_s"].get<double>() / off["decode_tok_s"].get<double>()}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (!parse_args(argc, argv, &a)) {
+    std::fprintf(stderr,
+                 "usage: speculation_bench [--preset small] [--weights bf16] [--threads 0] "
+                 "[--context 1024] [--gen 128] [--seed 1] [--reps 3]\n");
+    return 2;
+  }
+  auto cfg = model::qwen35::qwen35_preset(a.preset);
+  if (!cfg.has_value()) return 2;
+  model::qwen35::Qwen35Options mo;
+  if (!core::parse_dtype(a.weights, &mo.weight_dtype)) return 2;
+  auto arch = model::qwen35::make_random_qwen35(*cfg, uint64_t(a.seed), mo);
+  if (!arch.has_value()) return 2;
+  const int64_t vocab = (*arch)->vocab_size();
+  auto eng = engine::Engine::create(
+      std::move(arch.value()), {.capacity = a.context + a.gen + 32, .n_threads = int(a.threads)});
+  if (!eng.has_value()) return 2;
+  engine::Engine& e = **eng;
+  core::Rng rng(uint64_t(a.seed) + 17);
+  std::vector<int32_t> prompt(size_t(a.context));
+  for (auto& t : prompt) t = int32_t(rng.next_u64() % uint64_t(vocab));
+  std::vector<int32_t> drafts(17);
+  for (auto& t : drafts) t = int32_t(rng.next_u64() % uint64_t(vocab));
+
+  json out{{"bench", "speculation"},   {"preset", a.preset},
+           {"weights", a.weights},     {"isa", std::string(core::isa_name(core::active_isa()))},
+           {"threads", e.n_threads()}, {"gen", a.gen}};
+  (void)e.prefill(prompt).is_ok();
+  out["verify_block"] = verify_costs(e, a, drafts);
+  out["greedy_loops"] = workload(e, a, prompt, {});
+  out["nothing_to_draft"] = workload(e, a, prompt, {.temperature = 1.0, .seed = 5});
+  std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}

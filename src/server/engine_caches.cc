@@ -413,13 +413,7 @@ cache::ResumeOffer EngineCaches::restore(std::span<const int32_t> served,
                                          const std::string& session, int64_t max_tokens,
                                          cache::ResumeOffer chosen) {
   rows_before_.assign(resident_.tokens().begin(), resident_.tokens().end());
-  // Rows of the previous prompt the disk tier reads nothing over: this prompt's own, exact.
-  const int64_t taint = resident_.taint();
-  const int64_t rows_in_place =
-      (!disk_ && !spill_) || resident_.guest_active()
-          ? 0
-          : std::min(common_prefix(rows_before_, served),
-                     taint == cache::ResidentPrefix::kNoTaint ? INT64_MAX : taint);
+  const int64_t rows_in_place = (!disk_ && !spill_) ? 0 : exact_rows_in_place(served);
   if (disk_) {
     // The disk writer stops copying rows this request may overwrite: every row unless it
     // resumes in place.
@@ -438,28 +432,26 @@ cache::ResumeOffer EngineCaches::restore(std::span<const int32_t> served,
     core::ignore_status(resident_.begin(engine_, served, session, max_tokens, chosen),
                         "cache: resident cold begin");
   }
+  // Every other tier restores its offer after the resident prefix prepared; a failed
+  // restore starts cold.
+  if (core::Status s = restore_other_tier(served, chosen, rows_in_place); !s.is_ok()) {
+    core::ignore_status(s, "cache: restore failed; starting cold");
+    engine_.reset();
+    chosen = cache::ResumeOffer{};
+  }
+  return chosen;
+}
+
+core::Status EngineCaches::restore_other_tier(std::span<const int32_t> served,
+                                              const cache::ResumeOffer& chosen,
+                                              int64_t rows_in_place) {
   switch (chosen.source) {
     case cache::ResumeSource::kStore:
-      if (auto restored = store_.take(engine_, chosen); !restored) {
-        core::ignore_status(restored.error(), "cache: store restore failed; starting cold");
-        engine_.reset();
-        chosen = cache::ResumeOffer{};
-      }
-      break;
+      return store_.take(engine_, chosen).status();
     case cache::ResumeSource::kDisk:
-      if (core::Status s = disk_->restore(engine_, served, chosen, rows_in_place); !s.is_ok()) {
-        core::ignore_status(s, "cache: disk restore failed; starting cold");
-        engine_.reset();
-        chosen = cache::ResumeOffer{};
-      }
-      break;
+      return disk_->restore(engine_, served, chosen, rows_in_place);
     case cache::ResumeSource::kSpill:
-      if (core::Status s = spill_->restore(engine_, served, chosen, rows_in_place); !s.is_ok()) {
-        core::ignore_status(s, "cache: spill restore failed; starting cold");
-        engine_.reset();
-        chosen = cache::ResumeOffer{};
-      }
-      break;
+      return spill_->restore(engine_, served, chosen, rows_in_place);
     case cache::ResumeSource::kCold:
     case cache::ResumeSource::kAnchor:  // the resident prefix restored these
     case cache::ResumeSource::kEnd:
@@ -470,7 +462,7 @@ cache::ResumeOffer EngineCaches::restore(std::span<const int32_t> served,
     case cache::ResumeSource::kPrepared:  // answered without the engine
       break;
   }
-  return chosen;
+  return core::Status::ok();
 }
 
 // The one place that says what a start is: where it resumed, whether that equals a cold
@@ -755,23 +747,8 @@ CachePrewarm EngineCaches::prewarm(const std::vector<int32_t>& prompt,
     out.why = "resident_in_use";
     return out;
   }
-  // The rows are about to change: the previous turn's snapshot is taken now, and what the
-  // rows in place and the park hold goes to the spill when a give-up would save it.
-  settle_snapshot({}, {});
-  const int64_t keep_from = spill_->options().give_up_min_tokens;
-  if (const cache::ParkedSession::Contents* p = resident_.parked();
-      p != nullptr && p->rows_end() >= keep_from)
-    core::ignore_status(save_parked(*p, cache::SpillWrite::kEviction),
-                        "cache: the prewarm's save of the parked conversation failed");
-  if (resident_.end_anchor().held() && resident_.end_anchor().position() >= keep_from)
-    core::ignore_status(save_resident(cache::SpillWrite::kEviction, false),
-                        "cache: the prewarm's save of the conversation in place failed");
-  const int64_t taint = resident_.taint();
-  const int64_t rows_in_place =
-      resident_.guest_active()
-          ? 0
-          : std::min(common_prefix(resident_.tokens(), served.tokens),
-                     taint == cache::ResidentPrefix::kNoTaint ? INT64_MAX : taint);
+  save_before_prewarm();
+  const int64_t rows_in_place = exact_rows_in_place(served.tokens);
   // The disk writer stops copying rows the read may overwrite: the entry's tokens are the
   // prompt's up to the offer at least, so none below that or the rows in place.
   if (disk_) disk_->fence(std::min(rows_in_place, chosen.resume_at));
@@ -801,6 +778,28 @@ CachePrewarm EngineCaches::prewarm(const std::vector<int32_t>& prompt,
             out.read_ms);
   publish_stats();
   return out;
+}
+
+// The rows are about to change: the previous turn's snapshot is taken now, and what the rows
+// in place and the park hold goes to the spill when a give-up would save it.
+void EngineCaches::save_before_prewarm() {
+  settle_snapshot({}, {});
+  const int64_t keep_from = spill_->options().give_up_min_tokens;
+  if (const cache::ParkedSession::Contents* p = resident_.parked();
+      p != nullptr && p->rows_end() >= keep_from)
+    core::ignore_status(save_parked(*p, cache::SpillWrite::kEviction),
+                        "cache: the prewarm's save of the parked conversation failed");
+  if (resident_.end_anchor().held() && resident_.end_anchor().position() >= keep_from)
+    core::ignore_status(save_resident(cache::SpillWrite::kEviction, false),
+                        "cache: the prewarm's save of the conversation in place failed");
+}
+
+// Rows in place a disk read need not write: the prompt's own below the taint (none in a guest).
+int64_t EngineCaches::exact_rows_in_place(std::span<const int32_t> served) const {
+  if (resident_.guest_active()) return 0;
+  const int64_t taint = resident_.taint();
+  return std::min(common_prefix(resident_.tokens(), served),
+                  taint == cache::ResidentPrefix::kNoTaint ? INT64_MAX : taint);
 }
 
 void EngineCaches::abandon() {

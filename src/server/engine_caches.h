@@ -228,7 +228,11 @@ class EngineCaches {
                    std::initializer_list<int64_t> lengths);
   cache::ResumeOffer restore(std::span<const int32_t> served, const std::string& session,
                              int64_t max_tokens, cache::ResumeOffer chosen);
+  core::Status restore_other_tier(std::span<const int32_t> served, const cache::ResumeOffer& chosen,
+                                  int64_t rows_in_place);
   void start_from(CacheStart* start) const;
+  int64_t exact_rows_in_place(std::span<const int32_t> served) const;
+  void save_before_prewarm();
   void plan_disk_writes(const GenerationJob& job, const std::string& session, CacheStart* start);
   void spill_displaced(std::span<const int32_t> served, const std::string& session,
                        const cache::ResumeOffer& chosen);

@@ -38,7 +38,8 @@ struct ModelSpec {
 };
 
 struct ServedModel {
-  std::unique_ptr<text::Tokenizer> tokenizer;
+  // Shared: a test harness runs several servers over one tokenizer, each with its own engine.
+  std::shared_ptr<text::Tokenizer> tokenizer;
   std::unique_ptr<engine::Engine> engine;
   std::vector<int32_t> stop_ids;  // <|im_end|>, <|endoftext|> (those the tokenizer has)
   int64_t vocab_size = 0;         // the model's, after padding

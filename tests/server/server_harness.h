@@ -63,6 +63,26 @@ inline ServedModel* shared_model() {
   return model.get();
 }
 
+// The shared model's tokenizer and weights with an engine of this server's own: servers run
+// side by side in one test, and a server's engine thread works after its answers too (an echo
+// anchor, a summary written ahead), so no two servers may share an engine.
+inline std::unique_ptr<ServedModel> own_engine(const ServedModel* shared) {
+  if (shared == nullptr) return nullptr;
+  auto engine = engine::Engine::create(shared->engine->architecture(), shared->engine->options());
+  if (!engine) {
+    ADD_FAILURE() << engine.error().to_string();
+    return nullptr;
+  }
+  auto m = std::make_unique<ServedModel>();
+  m->tokenizer = shared->tokenizer;
+  m->engine = std::move(engine.value());
+  m->stop_ids = shared->stop_ids;
+  m->vocab_size = shared->vocab_size;
+  m->load_ns = shared->load_ns;
+  m->weights = shared->weights;
+  return m;
+}
+
 class ServerHarness {
  public:
   explicit ServerHarness(ServerOptions options = {}) {
@@ -70,7 +90,7 @@ class ServerHarness {
     options.port = 0;
     options.model_name = "anchorage-tiny";
     options.sse_ping_ms = 50;  // finds a client that left quickly
-    model_ = shared_model();
+    model_ = own_engine(shared_model());
     if (model_ == nullptr) return;
     server_ = std::make_unique<HttpServer>(options, *model_);
     const core::Status bound = server_->bind();
@@ -182,7 +202,7 @@ class ServerHarness {
   }
 
  private:
-  ServedModel* model_ = nullptr;
+  std::unique_ptr<ServedModel> model_;  // declared first: the server goes before it
   std::unique_ptr<HttpServer> server_;
   std::thread thread_;
   core::Status served_;

@@ -11,8 +11,8 @@
 // is first repacked into a small stack buffer (the weights of 4 consecutive inputs of a lane
 // side by side, so one 32-bit lane holds the 4 bytes vpmaddubsw+vpmaddwd multiply with 4
 // activation bytes, and the f16 scales as f32), then every row tile of the block runs over the
-// buffer (in L1). A block of one row (decode) reuses no repack, so for Q8_0, Q4_0, IQ4_NL and
-// Q4_K it reads the panels in place (the *_row_in_place functions: the same transposes straight
+// buffer (in L1). A block of one row (decode) reuses no repack, so for Q8_0, Q4_0, IQ4_NL, Q4_K
+// and Q6_K it reads the panels in place (the *_row_in_place functions: the same transposes straight
 // into the multiplies). Each tile computes, per output, the integer block sums exactly and
 // combines them into the float accumulator in block order with the ops scalar spells out
 // (gemm_scalar.cc int8_q8_0): the partial sums pass through y between chunks (an f32
@@ -343,13 +343,83 @@ inline void repack_q6_k(const uint8_t* blk, Q6KRepacked* w) {
   }
 }
 
-// Q6_K: one k block at a time, as Q4_K.
+// Inputs k .. k+3 of lanes 8c .. 8c+7 of a byte-interleaved panel (4 byte rows from r0, rows
+// 32 bytes apart) -> one ymm, lane i's 4 bytes at 4i: transpose4x32_regs's v[c] for one c.
+ANCHORAGE_FORCE_INLINE __m256i transpose4x8(const uint8_t* r0) {
+  const __m128i t0 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i*)r0),
+                                       _mm_loadl_epi64((const __m128i*)(r0 + 32)));
+  const __m128i t1 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i*)(r0 + 64)),
+                                       _mm_loadl_epi64((const __m128i*)(r0 + 96)));
+  return _mm256_set_m128i(_mm_unpackhi_epi16(t0, t1), _mm_unpacklo_epi16(t0, t1));
+}
+
+// One row x one Q6_K k block of a panel read in place (decode: a block of one row reuses no
+// repack, so the 6-bit codes of 8 lanes at a time go straight from the panel into the
+// multiplies instead of through Q6KRepacked): per lane the same exact integer sum as
+// q6_k_tile<1> (integer additions in any order give the same integer) and its float step, so
+// the same bits. Each group's pair sums widen to 32 bits at once, as in the tile.
+inline void q6_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off,
+                              int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
+  alignas(32) float d[32];
+  scales_f16(blk + 208 * 32, d);
+  const __m256i m0f = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
+  const __m256i ones = _mm256_set1_epi16(1);
+  const uint8_t* a = xrow + kb * 256;
+  const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + xs_off) + kb * 16;
+  float dxv;
+  __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
+  const __m256 dx = _mm256_set1_ps(dxv);
+  for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
+    prefetch_part(blk + 32 * 210, 32 * 210, 4, c);
+    __m256i S = _mm256_setzero_si256();
+    for (int h = 0; h < 2; ++h) {
+      for (int gh = 0; gh < 2; ++gh) {  // sub-blocks 8h + 2t + gh, t = 0 .. 3
+        __m256i is[4];
+        for (int t = 0; t < 4; ++t) is[t] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+        for (int g = 4 * gh; g < 4 * gh + 4; ++g) {
+          const __m256i l0 = transpose4x8(blk + (64 * h + 4 * g) * 32 + 8 * c);
+          const __m256i l1 = transpose4x8(blk + (64 * h + 32 + 4 * g) * 32 + 8 * c);
+          const __m256i u = transpose4x8(blk + (128 + 32 * h + 4 * g) * 32 + 8 * c);
+#pragma GCC unroll 4
+          for (int t = 0; t < 4; ++t) {
+            const __m256i l = t % 2 == 0 ? l0 : l1;
+            const __m256i nib = _mm256_and_si256(t < 2 ? l : _mm256_srli_epi16(l, 4), m0f);
+            const __m256i up =
+                t < 2 ? _mm256_slli_epi16(u, 4 - 2 * t) : _mm256_srli_epi16(u, 2 * t - 4);
+            const __m256i q = _mm256_or_si256(nib, _mm256_and_si256(up, m30));
+            const __m256i av = _mm256_set1_epi32(load_i32(a + 128 * h + 32 * t + 4 * g));
+            is[t] = _mm256_add_epi32(is[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q, av), ones));
+          }
+        }
+        for (int t = 0; t < 4; ++t) {
+          const int j = 8 * h + 2 * t + gh;
+          const __m256i sc =
+              _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(blk + (192 + j) * 32 + 8 * c)));
+          S = _mm256_add_epi32(
+              S, _mm256_mullo_epi32(_mm256_sub_epi32(is[t], _mm256_set1_epi32(32 * s16[j])), sc));
+        }
+      }
+    }
+    const __m256i mask = lane_mask8(n_cols - 8 * c);
+    __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + 8 * c, mask);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S), _mm256_mul_ps(_mm256_load_ps(d + 8 * c), dx), acc);
+    _mm256_maskstore_ps(y + 8 * c, mask, acc);
+  }
+}
+
+// Q6_K: one k block at a time, as Q4_K (a block of one row reads the panel in place).
 inline void int8_q6_k_block(const GemmJob& job, const GemmBlock& b) {
   Q6KRepacked w;
   const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
   const int64_t nbt = job.K / 256, pstride = nbt * 32 * 210;
   for (int64_t p = b.p0; p < b.p1; ++p) {
     for (int64_t kb = 0; kb < nbt; ++kb) {
+      if (b.m1 - b.m0 == 1) {
+        q6_k_row_in_place(panels + p * pstride + kb * 32 * 210, job.xq + b.m0 * job.ldq, job.xd_off,
+                          job.xs_off, kb, job.y + b.m0 * job.ldy + p * 32, kb == 0, job.N - p * 32);
+        continue;
+      }
       repack_q6_k(panels + p * pstride + kb * 32 * 210, &w);
       for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
         const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 10;
+inline constexpr int kKernelVersion = 11;
 
 }  // namespace anchorage::kernels

@@ -597,7 +597,10 @@ void EngineCaches::end(const GenerationJob& job, const CacheStart& start,
       keep_snapshot(forwarded, session);
     } else {
       keep_end(start, forwarded, hidden_sampled);
-      if (hidden_sampled.empty()) plan_echo(int64_t(start.served.tokens.size()), result);
+      // The echo anchor's prediction runs in after_answer(), once the answer is out.
+      echo_.reset();
+      if (hidden_sampled.empty() && result.decode_steps >= 2)
+        echo_ = EchoPlan{int64_t(start.served.tokens.size()), result.tokens, result.decode_steps};
       if (options_.store)
         pending_snapshot_ = PendingSnapshot{std::move(forwarded), std::move(session)};
     }
@@ -670,31 +673,24 @@ void EngineCaches::keep_end(const CacheStart& start, const std::vector<int32_t>&
 // text: where this gives other ids than the engine generated (a non-canonical sequence), the
 // next turn parts inside the answer, below the end anchor, and under the exact policy resumes
 // at the anchor below (the end of the prefill). Re-encoding the answer's text predicts the
-// point; after_answer() takes an anchor there.
-void EngineCaches::plan_echo(int64_t base, const engine::GenerationResult& result) {
-  echo_.reset();
-  if (!options_.resident.branch_anchors || result.decode_steps < 2) return;
-  const std::span<const int32_t> answer(result.tokens);
-  const std::vector<int32_t> again = tokenizer_.encode(tokenizer_.decode(answer));
-  const int64_t d = common_prefix(answer, again);
-  // At 0 the end of the prefill is the anchor already; at or past the end anchor (the
-  // decoded rows) it serves.
-  if (d <= 0 || d >= result.decode_steps) return;
-  echo_ = EchoPlan{base + d, base};
-}
-
+// point; an anchor is taken there.
 void EngineCaches::after_answer() {
   if (!echo_) return;
-  const EchoPlan plan = *echo_;
+  const EchoPlan plan = std::move(*echo_);
   echo_.reset();
+  if (!options_.resident.branch_anchors) return;
+  const std::vector<int32_t> again = tokenizer_.encode(tokenizer_.decode(plan.answer));
+  const int64_t d = common_prefix(plan.answer, again);
+  // At 0 the end of the prefill is the anchor already; at or past the end anchor (the
+  // decoded rows) it serves.
+  if (d <= 0 || d >= plan.decoded) return;
   // The writer copies only prompt rows (below base); the rows re-forwarded are the answer's.
   if (disk_) disk_->fence(plan.base);
-  auto taken = resident_.take_echo_anchor(engine_, plan.at, plan.base, kEchoMaxTokens);
+  auto taken = resident_.take_echo_anchor(engine_, plan.base + d, plan.base, kEchoMaxTokens);
   if (!taken) {
-    // The engine's state is not trusted: nothing of the conversation is kept past the anchor.
     core::ignore_status(taken.error(), "cache: echo anchor failed");
-    engine_.reset();
-    resident_.clear();
+    abandon();  // the engine's state is not trusted
+    return;
   }
   publish_stats();
 }

@@ -161,10 +161,10 @@ class EngineCaches {
   void end(const GenerationJob& job, const CacheStart& start,
            const engine::GenerationResult& result, const std::vector<size_t>& hidden_sampled,
            int64_t prefill_tokens);
-  // After the answer went out, when no request waits (the engine queue calls it): the echo
-  // anchor end() planned — where the client's copy of the answer, re-tokenized, is predicted
-  // to part from the generated tokens (docs/cache.md "Echo anchors"). A request that came
-  // first drops the plan.
+  // After the answer went out, when no request waits (the engine queue calls it): an echo
+  // anchor for the answer end() kept — where the client's copy of it, re-tokenized, is
+  // predicted to part from the generated tokens (docs/cache.md "Echo anchors"). A request that
+  // came first drops it.
   void after_answer();
   // A response-cache entry for a finished greedy job (job.response_key not empty).
   void put_response(const GenerationJob& job, const CacheStart& start,
@@ -245,7 +245,6 @@ class EngineCaches {
   void keep_snapshot(const std::vector<int32_t>& forwarded, const std::string& session);
   void keep_end(const CacheStart& start, const std::vector<int32_t>& forwarded,
                 const std::vector<size_t>& hidden_sampled);
-  void plan_echo(int64_t base, const engine::GenerationResult& result);
   void publish_stats();
   SummaryAhead::Conversation conversation_in_place() const;
 
@@ -271,11 +270,12 @@ class EngineCaches {
     std::string session;
   };
   std::optional<PendingSnapshot> pending_snapshot_;
-  // The echo anchor after_answer() takes: at `at`, from an anchor at or above `base` (the
-  // answer's first row).
+  // The answer after_answer() looks at for an echo anchor: its sampled tokens from row `base`,
+  // the first `decoded` of them forwarded (the end anchor covers those).
   struct EchoPlan {
-    int64_t at = 0;
     int64_t base = 0;
+    std::vector<int32_t> answer;
+    int64_t decoded = 0;
   };
   std::optional<EchoPlan> echo_;
   int64_t rows_used_ns_ = 0;  // when a request last ended (the prewarm's resident_in_use)

@@ -1,6 +1,8 @@
 #include "bench_support.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <iterator>
 #include <string_view>
 
@@ -133,6 +135,18 @@ Json assistant_message(const Json& response) {
   if (m.contains("reasoning_content")) a["reasoning_content"] = m["reasoning_content"];
   if (m.contains("tool_calls")) a["tool_calls"] = m["tool_calls"];
   return a;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::string loadavg() {
+  std::string line;
+  std::getline(std::ifstream("/proc/loadavg") >> std::ws, line);
+  return line;
 }
 
 }  // namespace anchorage::bench

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -82,6 +83,13 @@ struct PostResult {
   double wall_ms = 0;
 };
 PostResult post_json(server::HttpClient& c, const std::string& path, const Json& body);
+
+// The middle value (the upper one of an even count); 0 for none.
+double median(std::vector<double> v);
+
+// /proc/loadavg's line: the figures were taken on a shared machine, so each document says how
+// loaded it was.
+std::string loadavg();
 
 // The assistant message as the client got it: exactly the fields the server returned
 // (content, maybe null; reasoning_content; tool_calls).

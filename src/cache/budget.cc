@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cache/section_pool.h"
 #include "core/check.h"
 #include "core/log.h"
 
@@ -104,6 +105,7 @@ BudgetStats Budget::stats() const {
   s.prefills_checked = prefills_checked_;
   s.prefills_shed = prefills_shed_;
   s.refusals = refusals_;
+  s.pooled_bytes = int64_t(SectionPool::instance().held_bytes());
   for (const Level& l : levels_) {
     const int64_t held = l.level->held_bytes();
     s.held_bytes += held;

@@ -54,9 +54,12 @@ struct BudgetStats {
   int64_t peak_bytes = 0;
   int64_t slack_bytes = 0;
   int64_t prefills_checked = 0;
-  int64_t prefills_shed = 0;             // prefills before which some level was shed
-  int64_t refusals = 0;                  // prefills refused (ResourceExhausted)
-  int64_t shed_bytes = 0;                // every level
+  int64_t prefills_shed = 0;  // prefills before which some level was shed
+  int64_t refusals = 0;       // prefills refused (ResourceExhausted)
+  int64_t shed_bytes = 0;     // every level
+  // Released state copies waiting for the next capture (section_pool.h): bounded there, not
+  // a level (nothing to shed), and not counted in held_bytes.
+  int64_t pooled_bytes = 0;
   std::vector<BudgetLevelStats> levels;  // in shedding order
 
   // Every field once, for JSON, /metrics and /health (stat_field.h).
@@ -71,6 +74,7 @@ struct BudgetStats {
     f("prefills_shed", prefills_shed, StatKind::kCounter);
     f("refusals", refusals, StatKind::kCounter);
     f("shed_bytes", shed_bytes, StatKind::kCounter);
+    f("pooled_bytes", pooled_bytes, StatKind::kGauge);
   }
 };
 

@@ -2,11 +2,15 @@
 
 #include <cstring>
 
+#include "cache/section_pool.h"
 #include "core/check.h"
 
 namespace anchorage::cache {
 
 namespace {
+
+// Copies are only ever copied whole: small pages (core/aligned_buffer.h says why).
+constexpr core::AlignedBuffer::Pages kCopyPages = core::AlignedBuffer::Pages::kSmall;
 
 bool same_spec(const core::TensorSpec& a, const core::TensorSpec& b) {
   return a.name == b.name && a.dtype == b.dtype && a.shape == b.shape &&
@@ -24,30 +28,46 @@ bool same_layout(const core::StateLayout& a, const core::StateLayout& b) {
   return true;
 }
 
-SectionCopy SectionCopy::capture(engine::Engine& engine) {
-  engine.settle();
-  const core::StateLayout& layout = engine.layout();
+SectionCopy::~SectionCopy() {
+  SectionPool::instance().give(std::move(parts_));
+}
+
+SectionCopy::SectionCopy(SectionCopy&& o) noexcept
+    : position_(o.position_), bytes_(o.bytes_), parts_(std::move(o.parts_)) {
+  o.parts_.clear();
+  o.bytes_ = 0;
+}
+
+// A swap: the buffers this copy held leave with `o`, and go back to the pool when it does.
+SectionCopy& SectionCopy::operator=(SectionCopy&& o) noexcept {
+  std::swap(position_, o.position_);
+  std::swap(bytes_, o.bytes_);
+  std::swap(parts_, o.parts_);
+  return *this;
+}
+
+SectionCopy SectionCopy::with_buffers(const core::StateLayout& layout, int64_t position) {
+  std::vector<size_t> sizes;
+  for (const core::TensorSpec& spec : layout.sections) sizes.push_back(size_t(spec.bytes()));
   SectionCopy c;
-  c.position_ = engine.length();
-  c.parts_.reserve(layout.sections.size());
-  for (size_t i = 0; i < layout.sections.size(); ++i) {
-    const int64_t n = layout.sections[i].bytes();
-    core::AlignedBuffer buf(static_cast<size_t>(n));
-    std::memcpy(buf.data(), engine.section_data(i), size_t(n));
-    c.parts_.push_back(std::move(buf));
-    c.bytes_ += n;
-  }
+  c.position_ = position;
+  c.parts_ = SectionPool::instance().take(sizes);
+  for (const core::AlignedBuffer& b : c.parts_) c.bytes_ += int64_t(b.size());
   return c;
 }
 
 SectionCopy SectionCopy::allocate(const core::StateLayout& layout, int64_t position) {
-  SectionCopy c;
-  c.position_ = position;
-  c.parts_.reserve(layout.sections.size());
-  for (const core::TensorSpec& spec : layout.sections) {
-    c.parts_.emplace_back(static_cast<size_t>(spec.bytes()));
-    c.bytes_ += spec.bytes();
-  }
+  SectionCopy c = with_buffers(layout, position);
+  for (core::AlignedBuffer& b : c.parts_) b.zero();
+  return c;
+}
+
+SectionCopy SectionCopy::capture(engine::Engine& engine) {
+  engine.settle();
+  const core::StateLayout& layout = engine.layout();
+  SectionCopy c = with_buffers(layout, engine.length());
+  for (size_t i = 0; i < c.parts_.size(); ++i)
+    std::memcpy(c.parts_[i].data(), engine.section_data(i), c.parts_[i].size());
   return c;
 }
 
@@ -82,7 +102,7 @@ RowCopy RowCopy::allocate(const core::StateLayout& layout, int64_t begin, int64_
   c.parts_.reserve(layout.views.size());
   for (const core::TensorSpec& spec : layout.views) {
     const int64_t n = (end - begin) * spec.bytes_per_token();
-    c.parts_.emplace_back(static_cast<size_t>(n));
+    c.parts_.emplace_back(static_cast<size_t>(n), kCopyPages);
     c.bytes_ += n;
   }
   return c;
@@ -99,7 +119,7 @@ RowCopy RowCopy::capture(engine::Engine& engine, int64_t begin, int64_t end) {
   for (size_t i = 0; i < layout.views.size(); ++i) {
     const core::TensorSpec& spec = layout.views[i];
     const int64_t n = (end - begin) * spec.bytes_per_token();
-    core::AlignedBuffer buf(static_cast<size_t>(n));
+    core::AlignedBuffer buf(static_cast<size_t>(n), kCopyPages, core::AlignedBuffer::Fill::kNone);
     if (n > 0) core::copy_rows_out(spec, engine.view_data(i), begin, end, buf.data());
     c.parts_.push_back(std::move(buf));
     c.bytes_ += n;

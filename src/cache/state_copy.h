@@ -21,6 +21,10 @@ namespace anchorage::cache {
 class SectionCopy {
  public:
   SectionCopy() = default;
+  // The buffers go back to the SectionPool for the next capture (section_pool.h).
+  ~SectionCopy();
+  SectionCopy(SectionCopy&& o) noexcept;
+  SectionCopy& operator=(SectionCopy&& o) noexcept;
   // The engine's sections as they are now, at `position` (the engine's length).
   static SectionCopy capture(engine::Engine& engine);
   // Zeroed buffers for every section of `layout`, to be filled from elsewhere (a disk file)
@@ -41,6 +45,9 @@ class SectionCopy {
   size_t part_bytes(size_t i) const { return parts_[i].size(); }
 
  private:
+  // Buffers for every section from the pool, their contents undefined.
+  static SectionCopy with_buffers(const core::StateLayout& layout, int64_t position);
+
   int64_t position_ = 0;
   int64_t bytes_ = 0;
   std::vector<core::AlignedBuffer> parts_;  // one per layout section

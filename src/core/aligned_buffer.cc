@@ -14,16 +14,17 @@ namespace {
 constexpr size_t kHugePage = size_t(2) << 20;
 }
 
-AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
+AlignedBuffer::AlignedBuffer(size_t bytes, Pages pages, Fill fill) : size_(bytes) {
   if (bytes == 0) return;
   // 4 KiB for anything a page or more: O_DIRECT reads and writes (core::Fs) go straight
   // into such a buffer.
-  size_t align = bytes >= kHugePage ? kHugePage : bytes >= 4096 ? 4096 : 64;
+  const bool huge = pages == Pages::kHugeWhenLarge && bytes >= kHugePage;
+  size_t align = huge ? kHugePage : bytes >= 4096 ? 4096 : 64;
   size_t rounded = (bytes + align - 1) / align * align;
   data_ = std::aligned_alloc(align, rounded);
   ANCHORAGE_CHECK_MSG(data_ != nullptr, "out of memory");
-  if (align == kHugePage) madvise(data_, rounded, MADV_HUGEPAGE);  // advice only
-  std::memset(data_, 0, rounded);
+  if (huge) madvise(data_, rounded, MADV_HUGEPAGE);  // advice only
+  if (fill == Fill::kZero) std::memset(data_, 0, rounded);
 }
 
 AlignedBuffer::~AlignedBuffer() {

@@ -2,6 +2,11 @@
 // 4 KiB on (O_DIRECT's block, core::Fs); buffers of 2 MiB or more are 2 MiB aligned and advised for
 // transparent huge pages, because the attention reads K with large strides (docs/kernels.md) and 4
 // KiB pages thrash the TLB. Not thread-safe; move-only.
+//
+// A cache's copies of the state (cache/state_copy.h) ask for small pages and no zeroing: they
+// are only ever copied whole, and the first touch of an advised buffer may wait for the kernel
+// to compact memory into huge pages (with THP `defrag` on `madvise`, Debian's default) — 43 ms
+// for 5 MB measured on a loaded machine, against 4–7 ms with small pages.
 #pragma once
 
 #include <cstddef>
@@ -11,8 +16,12 @@ namespace anchorage::core {
 
 class AlignedBuffer {
  public:
+  enum class Pages { kHugeWhenLarge, kSmall };
+  enum class Fill { kZero, kNone };  // kNone: the contents are undefined until written
+
   AlignedBuffer() = default;
-  explicit AlignedBuffer(size_t bytes);
+  explicit AlignedBuffer(size_t bytes, Pages pages = Pages::kHugeWhenLarge,
+                         Fill fill = Fill::kZero);
   ~AlignedBuffer();
   AlignedBuffer(AlignedBuffer&& o) noexcept;
   AlignedBuffer& operator=(AlignedBuffer&& o) noexcept;

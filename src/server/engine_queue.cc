@@ -195,7 +195,9 @@ JobOutcome EngineQueue::run(Item& item) {
     out.end = JobEnd::kCancelled;
     return out;
   }
+  const int64_t begin_t0 = core::now_ns();
   auto start = start_job(job);
+  out.cache_begin_ns = core::now_ns() - begin_t0;
   if (!start) {
     out.end = JobEnd::kFailed;
     out.status = start.error();
@@ -210,7 +212,7 @@ JobOutcome EngineQueue::run(Item& item) {
   const bool keep_response =
       caches_ != nullptr && !job.response_key.empty() && caches_->options().response_cache;
   TokenSink sink(job, *item.stream, engine_, keep_response);
-  auto result = generate(job, *start, sink, *item.stream);
+  auto result = generate(job, *start, sink, *item.stream, &out.cache_anchor_ns);
   out.first_token_ns = sink.first_token_ns();
   if (!result) {
     if (caches_ != nullptr) caches_->abandon();
@@ -224,9 +226,11 @@ JobOutcome EngineQueue::run(Item& item) {
   out.decode_ns = result->decode_ns;
   out.end = job_end(result->finish, sink.stopped_by_string());
   if (caches_ != nullptr) {
+    const int64_t end_t0 = core::now_ns();
     caches_->end(job, *start, *result, sink.hidden_sampled(), start->split.reread);
     if (keep_response && out.end != JobEnd::kCancelled && sink.hidden_sampled().empty())
       caches_->put_response(job, *start, {sink.take_kept(), job_end_name(out.end)});
+    out.cache_end_ns = core::now_ns() - end_t0;
   }
   if (journal_ != nullptr) journal_->record(job, result->tokens, out);
   return out;
@@ -246,12 +250,22 @@ core::Result<CacheStart> EngineQueue::start_job(const GenerationJob& job) {
 
 core::Result<engine::GenerationResult> EngineQueue::generate(const GenerationJob& job,
                                                              const CacheStart& start,
-                                                             TokenSink& sink, TokenStream& stream) {
+                                                             TokenSink& sink, TokenStream& stream,
+                                                             int64_t* anchor_ns) {
   engine::GenerationOptions opts;
   opts.max_tokens = job.max_tokens;
   opts.stop_ids = job.stop_ids;
   opts.sampling = job.sampling;
-  if (caches_ != nullptr) opts.prefill = caches_->prefill_hooks(start);
+  if (caches_ != nullptr) {
+    opts.prefill = caches_->prefill_hooks(start);
+    // The caches' share of the prefill's time, for the request's timings.
+    opts.prefill.on_anchor = [anchor_ns, hook = std::move(opts.prefill.on_anchor)](int64_t position,
+                                                                                   bool is_end) {
+      const int64_t t0 = core::now_ns();
+      hook(position, is_end);
+      *anchor_ns += core::now_ns() - t0;
+    };
+  }
   // A long prefill is minutes of silence otherwise: a log line per chunk, and the client's
   // progress events when it asked for them.
   const int64_t cached = start.resume_at();
@@ -318,13 +332,16 @@ void EngineQueue::log_outcome(const GenerationJob& job, const JobOutcome& out) {
   const std::string_view served = c.differing > 0 ? c.served_name() : std::string_view();
   ANCHORAGE_LOG_INFO(
       "request %016llx: session %s, prompt %lld (cached %lld, reread %lld, %.*s/%.*s, %s%s%.*s), "
-      "%lld generated, end %s, ttft %.3f s, prefill %.3f s, decode %.3f s",
+      "%lld generated, end %s, ttft %.3f s, prefill %.3f s, decode %.3f s, caches %.3f s before, "
+      "%.3f s at lines, %.3f s after",
       (unsigned long long)job.request_id, session, (long long)out.prompt_tokens,
       (long long)out.cached_tokens, (long long)out.reread_tokens, int(tier.size()), tier.data(),
       int(source.size()), source.data(), c.exact ? "exact" : "not exact",
       served.empty() ? "" : ", served ", int(served.size()), served.data(),
       (long long)out.completion_tokens, job_end_name(out.end), double(out.first_token_ns) * 1e-9,
-      double(out.prefill_ns) * 1e-9, double(out.decode_ns) * 1e-9);
+      double(out.prefill_ns) * 1e-9, double(out.decode_ns) * 1e-9,
+      double(out.cache_begin_ns) * 1e-9, double(out.cache_anchor_ns) * 1e-9,
+      double(out.cache_end_ns) * 1e-9);
 }
 
 // A response-cache hit: the stored tokens go out as if generated, the engine untouched.

@@ -90,7 +90,8 @@ class EngineQueue {
   JobOutcome run(Item& item);
   core::Result<CacheStart> start_job(const GenerationJob& job);
   core::Result<engine::GenerationResult> generate(const GenerationJob& job, const CacheStart& start,
-                                                  TokenSink& sink, TokenStream& stream);
+                                                  TokenSink& sink, TokenStream& stream,
+                                                  int64_t* anchor_ns);
   static JobEnd job_end(engine::FinishReason finish, bool stopped_by_string);
   static void log_outcome(const GenerationJob& job, const JobOutcome& out);
   JobOutcome replay_response(Item& item, const cache::CachedResponse& response, JobOutcome out);

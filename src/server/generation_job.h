@@ -107,11 +107,17 @@ struct JobOutcome {
   int64_t reread_tokens = 0;
   CacheSplit cache;
   // Times (ns): waiting in the queue, the prompt's prefill, the decode loop, and from submit
-  // to the first token (0 when no token came).
+  // to the first token (0 when no token came). The caches' share (docs/http-api.md
+  // "Timings"): choosing and restoring where the prompt resumes (before the prefill), the
+  // states they take at the prefill's lines (inside prefill_ns), and what they keep after the
+  // generation (before the response's last chunk).
   int64_t queue_ns = 0;
   int64_t prefill_ns = 0;
   int64_t decode_ns = 0;
   int64_t first_token_ns = 0;
+  int64_t cache_begin_ns = 0;
+  int64_t cache_anchor_ns = 0;
+  int64_t cache_end_ns = 0;
 };
 
 }  // namespace anchorage::server

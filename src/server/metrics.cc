@@ -42,6 +42,9 @@ void Metrics::observe_job(const JobOutcome& o) {
   cached_tokens_ += uint64_t(o.cached_tokens);
   if (o.end != JobEnd::kFailed) ++resumes_by_source_[size_t(o.cache.source)];
   completion_tokens_ += uint64_t(o.completion_tokens);
+  cache_begin_ns_ += o.cache_begin_ns;
+  cache_anchor_ns_ += o.cache_anchor_ns;
+  cache_end_ns_ += o.cache_end_ns;
   if (o.prefill_ns > 0) {
     prefill_tokens_ += uint64_t(o.reread_tokens);
     prefill_ns_ += o.prefill_ns;
@@ -101,6 +104,13 @@ std::string Metrics::render(const QueueGauges& queue) const {
   append(&out, "anchorage_decode_steps_total %llu\n", (unsigned long long)decode_steps_);
   header(&out, "anchorage_decode_seconds_total", "counter", "Time spent in decode loops.");
   append(&out, "anchorage_decode_seconds_total %.6f\n", double(decode_ns_) * 1e-9);
+  header(&out, "anchorage_cache_seconds_total", "counter",
+         "Caches' time on the request path: begin (restore), anchor (in prefill), end.");
+  append(&out, "anchorage_cache_seconds_total{phase=\"begin\"} %.6f\n",
+         double(cache_begin_ns_) * 1e-9);
+  append(&out, "anchorage_cache_seconds_total{phase=\"anchor\"} %.6f\n",
+         double(cache_anchor_ns_) * 1e-9);
+  append(&out, "anchorage_cache_seconds_total{phase=\"end\"} %.6f\n", double(cache_end_ns_) * 1e-9);
   header(&out, "anchorage_prefill_tokens_per_second", "gauge", "Prefill rate of the last request.");
   append(&out, "anchorage_prefill_tokens_per_second %.3f\n", last_prefill_tps_);
   header(&out, "anchorage_decode_tokens_per_second", "gauge", "Decode rate of the last request.");

@@ -56,6 +56,9 @@ class Metrics {
   uint64_t decode_steps_ = 0;
   int64_t prefill_ns_ = 0;
   int64_t decode_ns_ = 0;
+  int64_t cache_begin_ns_ = 0;  // JobOutcome's caches' share, summed
+  int64_t cache_anchor_ns_ = 0;
+  int64_t cache_end_ns_ = 0;
   double last_prefill_tps_ = 0;
   double last_decode_tps_ = 0;
   std::array<uint64_t, kTtftBuckets.size()> ttft_buckets_{};

@@ -162,7 +162,10 @@ Json render_usage(const JobOutcome& o, const SessionKey& session) {
   Json timings = Json{{"queue_ms", ms(o.queue_ns)},
                       {"prefill_ms", ms(o.prefill_ns)},
                       {"decode_ms", ms(o.decode_ns)},
-                      {"first_token_ms", ms(o.first_token_ns)}};
+                      {"first_token_ms", ms(o.first_token_ns)},
+                      {"cache_begin_ms", ms(o.cache_begin_ns)},
+                      {"cache_anchor_ms", ms(o.cache_anchor_ns)},
+                      {"cache_end_ms", ms(o.cache_end_ns)}};
   usage["anchorage"] = Json{{"cache", std::move(cache)},
                             {"session", std::string(session_source_name(session.source))},
                             {"timings", std::move(timings)}};

@@ -115,6 +115,17 @@ TEST(HttpCache, AConversationAnswersTheSameWithCachesOnAndOff) {
     EXPECT_EQ(c["cached"], cached);
     EXPECT_EQ(c["reread"].get<int64_t>() + cached, on[t].usage["prompt_tokens"].get<int64_t>());
     EXPECT_EQ(c["exact"], true);
+    // The caches' share of the request's time: a --no-cache server spends none; with the
+    // caches every prefill takes a state at its end (docs/http-api.md "timings").
+    const Json& on_times = on[t].usage["anchorage"]["timings"];
+    const Json& off_times = off[t].usage["anchorage"]["timings"];
+    for (const char* phase : {"cache_begin_ms", "cache_anchor_ms", "cache_end_ms"}) {
+      ASSERT_TRUE(on_times.contains(phase) && on_times[phase].is_number()) << phase;
+      EXPECT_GE(on_times[phase].get<double>(), 0.0) << phase;
+    }
+    EXPECT_EQ(off_times["cache_anchor_ms"].get<double>(), 0.0);
+    EXPECT_EQ(off_times["cache_end_ms"].get<double>(), 0.0);
+    EXPECT_LE(on_times["cache_anchor_ms"].get<double>(), on_times["prefill_ms"].get<double>());
     if (t == 0) {
       EXPECT_EQ(cached, 0);
       EXPECT_EQ(c["source"], "cold");

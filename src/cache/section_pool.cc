@@ -1,0 +1,67 @@
+#include "cache/section_pool.h"
+
+#include <algorithm>
+
+namespace anchorage::cache {
+
+namespace {
+
+size_t set_bytes(const std::vector<core::AlignedBuffer>& parts) {
+  size_t n = 0;
+  for (const core::AlignedBuffer& b : parts) n += b.size();
+  return n;
+}
+
+bool same_sizes(const std::vector<core::AlignedBuffer>& parts, std::span<const size_t> sizes) {
+  return parts.size() == sizes.size() &&
+         std::equal(parts.begin(), parts.end(), sizes.begin(),
+                    [](const core::AlignedBuffer& b, size_t n) { return b.size() == n; });
+}
+
+}  // namespace
+
+SectionPool& SectionPool::instance() {
+  static SectionPool pool;
+  return pool;
+}
+
+std::vector<core::AlignedBuffer> SectionPool::take(std::span<const size_t> sizes) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = sets_.size(); i-- > 0;) {
+      if (!same_sizes(sets_[i], sizes)) continue;
+      std::vector<core::AlignedBuffer> parts = std::move(sets_[i]);
+      sets_.erase(sets_.begin() + ptrdiff_t(i));
+      held_ -= set_bytes(parts);
+      return parts;
+    }
+  }
+  std::vector<core::AlignedBuffer> parts;
+  parts.reserve(sizes.size());
+  for (size_t n : sizes)
+    parts.emplace_back(n, core::AlignedBuffer::Pages::kSmall, core::AlignedBuffer::Fill::kNone);
+  return parts;
+}
+
+void SectionPool::give(std::vector<core::AlignedBuffer> parts) {
+  if (parts.empty()) return;
+  const size_t n = set_bytes(parts);
+  std::lock_guard<std::mutex> lock(mu_);
+  // A set not kept is freed with the parameter, after the lock.
+  if (sets_.size() >= kMaxSets || (!sets_.empty() && held_ + n > kMaxBytes)) return;
+  held_ += n;
+  sets_.push_back(std::move(parts));
+}
+
+size_t SectionPool::held_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return held_;
+}
+
+void SectionPool::clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  sets_.clear();
+  held_ = 0;
+}
+
+}  // namespace anchorage::cache

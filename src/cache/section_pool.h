@@ -1,0 +1,49 @@
+// SectionPool: the buffers of state copies that were let go, kept for the next capture.
+//
+// A cache takes a copy of the engine's sections at every anchor line, at every prefill's end
+// and after every answer, and lets an older one go about as often. A fresh buffer costs its
+// first touch: a page fault per page, and under transparent huge pages on `madvise` (the
+// buffers of 2 MiB and more are advised, core/aligned_buffer.h) a synchronous compaction when
+// memory is fragmented — measured on this machine under load, 43 ms to allocate and zero the
+// 5 MB of `small`'s sections, where copying into a buffer already touched takes 0.3 ms
+// (bench/overhead_bench, docs/performance.md "Overheads around the engine"). So a released
+// copy's buffers wait here for the next capture of the same sizes.
+//
+// Bounded: at most kMaxSets sets of buffers, and no more than kMaxBytes unless it is one set
+// (a large model's sections alone may pass it). held_bytes() is reported with the cache's
+// stats. Thread-safe: copies are released on the engine thread and on the disk writers'.
+#pragma once
+
+#include <cstddef>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "core/aligned_buffer.h"
+
+namespace anchorage::cache {
+
+class SectionPool {
+ public:
+  static constexpr size_t kMaxSets = 4;
+  static constexpr size_t kMaxBytes = size_t(256) << 20;
+
+  // The process's pool (every SectionCopy uses it).
+  static SectionPool& instance();
+
+  // Buffers of exactly `sizes` (one per section, in order), small pages: a recycled set, or
+  // new buffers; their contents are undefined either way.
+  std::vector<core::AlignedBuffer> take(std::span<const size_t> sizes);
+  // Keeps `parts` for a later take() while under the bounds; frees them otherwise.
+  void give(std::vector<core::AlignedBuffer> parts);
+  size_t held_bytes() const;
+  // Frees every held set (tests).
+  void clear();
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::vector<core::AlignedBuffer>> sets_;
+  size_t held_ = 0;
+};
+
+}  // namespace anchorage::cache

@@ -1,0 +1,93 @@
+// SectionPool: a released copy's buffers serve the next capture of the same sizes, its old
+// bytes never leak into the new copy (memcmp against the engine's sections), the bounds hold,
+// and allocate() still hands out zeroed buffers.
+#include "cache/section_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "cache/state_copy.h"
+#include "support/state_snapshot.h"
+#include "support/toy_architecture.h"
+
+namespace anchorage::test {
+namespace {
+
+class SectionPoolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cache::SectionPool::instance().clear();
+    auto e = engine::Engine::create(make_toy_architecture(3),
+                                    {.capacity = 256, .anchor_spacing = 64, .n_threads = 1});
+    ASSERT_TRUE(e.has_value());
+    engine_ = std::move(e.value());
+    tokens_ = random_tokens(256, engine_->vocab_size(), 5);
+  }
+  void TearDown() override { cache::SectionPool::instance().clear(); }
+  void prefill_to(int64_t pos) {
+    engine_->reset();
+    ASSERT_TRUE(engine_->prefill({tokens_.data(), size_t(pos)}).is_ok());
+  }
+  bool equals_engine(const cache::SectionCopy& c) {
+    for (size_t i = 0; i < c.parts(); ++i)
+      if (std::memcmp(c.part(i), engine_->section_data(i), c.part_bytes(i)) != 0) return false;
+    return true;
+  }
+
+  std::unique_ptr<engine::Engine> engine_;
+  std::vector<int32_t> tokens_;
+};
+
+TEST_F(SectionPoolTest, AReleasedCopysBuffersServeTheNextCaptureWithTheNewBytes) {
+  prefill_to(64);
+  const void* first_buffer = nullptr;
+  {
+    cache::SectionCopy a = cache::SectionCopy::capture(*engine_);
+    first_buffer = a.part(0);
+  }
+  EXPECT_EQ(cache::SectionPool::instance().held_bytes(), size_t(engine_->cost().section_bytes));
+  prefill_to(200);
+  cache::SectionCopy b = cache::SectionCopy::capture(*engine_);
+  EXPECT_EQ(b.part(0), first_buffer);  // recycled, not a fresh allocation
+  EXPECT_EQ(cache::SectionPool::instance().held_bytes(), 0u);
+  EXPECT_EQ(b.position(), 200);
+  EXPECT_TRUE(equals_engine(b));
+}
+
+TEST_F(SectionPoolTest, AMovedOverCopyGivesItsBuffersBack) {
+  prefill_to(64);
+  cache::SectionCopy a = cache::SectionCopy::capture(*engine_);
+  cache::SectionCopy b = cache::SectionCopy::capture(*engine_);
+  a = std::move(b);  // a's old buffers leave with b
+  EXPECT_EQ(cache::SectionPool::instance().held_bytes(), 0u);
+  { cache::SectionCopy gone = std::move(b); }
+  EXPECT_EQ(cache::SectionPool::instance().held_bytes(), size_t(engine_->cost().section_bytes));
+  EXPECT_TRUE(equals_engine(a));
+}
+
+TEST_F(SectionPoolTest, KeepsAtMostItsBoundOfSets) {
+  prefill_to(64);
+  {
+    std::vector<cache::SectionCopy> many;
+    for (size_t i = 0; i < cache::SectionPool::kMaxSets + 3; ++i)
+      many.push_back(cache::SectionCopy::capture(*engine_));
+  }
+  EXPECT_EQ(cache::SectionPool::instance().held_bytes(),
+            cache::SectionPool::kMaxSets * size_t(engine_->cost().section_bytes));
+}
+
+TEST_F(SectionPoolTest, AllocateHandsOutZeroedBuffersEvenWhenRecycled) {
+  prefill_to(200);
+  { cache::SectionCopy dirty = cache::SectionCopy::capture(*engine_); }
+  cache::SectionCopy z = cache::SectionCopy::allocate(engine_->layout(), 7);
+  ASSERT_GT(z.parts(), 0u);
+  for (size_t i = 0; i < z.parts(); ++i) {
+    const std::vector<char> zeros(z.part_bytes(i), 0);
+    EXPECT_EQ(std::memcmp(z.part(i), zeros.data(), zeros.size()), 0) << "section " << i;
+  }
+}
+
+}  // namespace
+}  // namespace anchorage::test

@@ -90,34 +90,8 @@ Status DiskTier::scan() {
     CacheKey key;
     bool is_anchor = false;
     if (!parse_blob_name(name, &key, &is_anchor)) continue;  // not the tier's: left alone
-    auto file = store_->open(name);
-    core::Result<CacheFile> f =
-        file ? CacheFile::open(std::move(*file),
-                               is_anchor ? CacheFileKind::kAnchor : CacheFileKind::kChunk)
-             : core::Result<CacheFile>(file.error());
-    Status bad;
-    if (f && is_anchor) {
-      auto info = anchor_info(*f, fingerprint_, layout_);
-      if (info && info->key == key) {
-        AnchorEntry& a = anchors_[key];
-        a.info = std::move(*info);
-        bytes_ += int64_t(a.info.bytes);
-        continue;
-      }
-      bad = info ? Status::corruption(core::Reason::kLengthRange, "key differs from its name")
-                 : info.error();
-    } else if (f) {
-      auto info = chunk_info(*f, fingerprint_, layout_);
-      if (info && info->key == key) {
-        chunks_[key].info = *info;
-        bytes_ += int64_t(info->bytes);
-        continue;
-      }
-      bad = info ? Status::corruption(core::Reason::kLengthRange, "key differs from its name")
-                 : info.error();
-    } else {
-      bad = f.error();
-    }
+    const Status bad = index_file_locked(name, key, is_anchor);
+    if (bad.is_ok()) continue;
     if (bad.reason() != core::Reason::kFingerprint && bad.code() == core::StatusCode::kCorruption)
       ++counts_.corrupt_by_reason[size_t(bad.reason()) % counts_.corrupt_by_reason.size()];
     if (bad.reason() != core::Reason::kFingerprint)
@@ -126,11 +100,47 @@ Status DiskTier::scan() {
     ++counts_.swept_files;
     core::ignore_status(store_->remove(name), "disk tier: sweep a file");
   }
-  // Anchors need every chunk below them.
+  sweep_incomplete_locked();
+  read_admission_locked();
+  // An anchor the usage records do not know (its writer died before saving them) counts as
+  // used when it was written.
+  for (auto& [key, a] : anchors_)
+    if (a.last_used_s == 0) a.last_used_s = a.info.written_s;
+  counts_.counted_lines = int64_t(admission_.size());
+  evict_locked();
+  return Status::ok();
+}
+
+// One file's header into the index; why not when it is refused.
+Status DiskTier::index_file_locked(const std::string& name, const CacheKey& key, bool is_anchor) {
+  auto file = store_->open(name);
+  if (!file) return file.error();
+  core::Result<CacheFile> f =
+      CacheFile::open(std::move(*file), is_anchor ? CacheFileKind::kAnchor : CacheFileKind::kChunk);
+  if (!f) return f.error();
+  const Status differs =
+      Status::corruption(core::Reason::kLengthRange, "key differs from its name");
+  if (is_anchor) {
+    auto info = anchor_info(*f, fingerprint_, layout_);
+    if (!info) return info.error();
+    if (info->key != key) return differs;
+    AnchorEntry& a = anchors_[key];
+    a.info = std::move(*info);
+    bytes_ += int64_t(a.info.bytes);
+    return Status::ok();
+  }
+  auto info = chunk_info(*f, fingerprint_, layout_);
+  if (!info) return info.error();
+  if (info->key != key) return differs;
+  chunks_[key].info = *info;
+  bytes_ += int64_t(info->bytes);
+  return Status::ok();
+}
+
+// Anchors need every chunk below them; a chunk no anchor reads is of no use.
+void DiskTier::sweep_incomplete_locked() {
   for (auto it = anchors_.begin(); it != anchors_.end();) {
-    bool whole = true;
-    for (const CacheKey& c : it->second.info.chunks) whole = whole && chunks_.count(c);
-    if (whole) {
+    if (usable_locked(it->second)) {
       for (const CacheKey& c : it->second.info.chunks) ++chunks_[c].readers;
       ++anchor_positions_[it->second.info.position];
       ++it;
@@ -151,48 +161,48 @@ Status DiskTier::scan() {
     core::ignore_status(store_->remove(chunk_name(it->first)), "disk tier: sweep a chunk");
     it = chunks_.erase(it);
   }
-  // The admission counts and the anchors' use (a failed read only loses traffic figures).
-  if (auto file = store_->open(kAdmissionName)) {
-    auto f = CacheFile::open(std::move(*file), CacheFileKind::kCounts);
-    Status s = f ? Status::ok() : f.error();
-    if (s.is_ok() && f->sections().size() != 2)
-      s = Status::corruption(core::Reason::kLayout, "admission file: two sections expected");
-    std::vector<std::byte> counts, usage;
-    if (s.is_ok()) {
-      counts.resize(f->sections()[0].length);
-      usage.resize(f->sections()[1].length);
-      s = f->read_section(0, counts);
-      if (s.is_ok()) s = f->read_section(1, usage);
-      if (s.is_ok()) s = admission_.decode(counts);
-      if (s.is_ok() && usage.size() % kUsageRecordBytes != 0)
-        s = Status::corruption(core::Reason::kLengthRange, "admission file: usage records");
-    }
-    if (s.is_ok()) {
-      for (size_t off = 0; off < usage.size(); off += kUsageRecordBytes) {
-        const std::byte* p = usage.data() + off;
-        auto it = anchors_.find(CacheKey{get_u64le(p), get_u64le(p + 8)});
-        if (it == anchors_.end()) continue;
-        it->second.hits = get_u32le(p + 16);
-        it->second.last_used_s = int64_t(get_u64le(p + 24));
-      }
-    } else {
-      ANCHORAGE_LOG_WARN("disk tier: admission file refused (%s); counts start over",
-                         s.to_string().c_str());
-      admission_.clear();
-      core::ignore_status(store_->remove(kAdmissionName), "disk tier: remove admission file");
-    }
+}
+
+// The admission counts and the anchors' use (a failed read only loses traffic figures).
+void DiskTier::read_admission_locked() {
+  auto file = store_->open(kAdmissionName);
+  if (!file) return;
+  auto f = CacheFile::open(std::move(*file), CacheFileKind::kCounts);
+  Status s = f ? Status::ok() : f.error();
+  if (s.is_ok() && f->sections().size() != 2)
+    s = Status::corruption(core::Reason::kLayout, "admission file: two sections expected");
+  std::vector<std::byte> counts, usage;
+  if (s.is_ok()) {
+    counts.resize(f->sections()[0].length);
+    usage.resize(f->sections()[1].length);
+    s = f->read_section(0, counts);
+    if (s.is_ok()) s = f->read_section(1, usage);
+    if (s.is_ok()) s = admission_.decode(counts);
+    if (s.is_ok() && usage.size() % kUsageRecordBytes != 0)
+      s = Status::corruption(core::Reason::kLengthRange, "admission file: usage records");
   }
-  // An anchor the usage records do not know (its writer died before saving them) counts as
-  // used when it was written.
-  for (auto& [key, a] : anchors_)
-    if (a.last_used_s == 0) a.last_used_s = a.info.written_s;
-  counts_.counted_lines = int64_t(admission_.size());
-  evict_locked();
-  return Status::ok();
+  if (!s.is_ok()) {
+    ANCHORAGE_LOG_WARN("disk tier: admission file refused (%s); counts start over",
+                       s.to_string().c_str());
+    admission_.clear();
+    core::ignore_status(store_->remove(kAdmissionName), "disk tier: remove admission file");
+    return;
+  }
+  for (size_t off = 0; off < usage.size(); off += kUsageRecordBytes) {
+    const std::byte* p = usage.data() + off;
+    auto it = anchors_.find(CacheKey{get_u64le(p), get_u64le(p + 8)});
+    if (it == anchors_.end()) continue;
+    it->second.hits = get_u32le(p + 16);
+    it->second.last_used_s = int64_t(get_u64le(p + 24));
+  }
 }
 
 bool DiskTier::usable_locked(const AnchorEntry& a) const {
-  for (const CacheKey& c : a.info.chunks)
+  return usable_locked(a.info.chunks);
+}
+
+bool DiskTier::usable_locked(const std::vector<CacheKey>& chunks) const {
+  for (const CacheKey& c : chunks)
     if (!chunks_.count(c)) return false;
   return true;
 }
@@ -449,73 +459,90 @@ void DiskTier::writer_loop() {
 // Writes the job's chunks bottom up, then each anchor whose chunks are all on the disk, then
 // the admission file; then evicts down to the budget.
 void DiskTier::run_job(Job& job) {
+  const std::map<int64_t, ChunkInfo> chain = chunk_chain(job);
+  int64_t written = 0;
+  const int64_t t0 = core::now_ns();
+  if (write_chunks(job, chain, &written)) write_anchors(job, chain, &written);
+  const double secs = double(core::now_ns() - t0) * 1e-9;
+  if (written >= (int64_t(8) << 20) && secs > 0) {
+    std::lock_guard<std::mutex> lock(index_mu_);
+    counts_.write_mb_per_s = int64_t(double(written) / secs / 1e6);
+  }
+  // The day's write count, once per job and outside the index lock (it saves a small file).
+  if (options_.guard) options_.guard->add(WriteSource::kTier, written);
+  save_admission(job);
+  std::lock_guard<std::mutex> lock(index_mu_);
+  evict_locked();
+}
+
+// Every chunk the job's anchors need, by end: the grid's, and a tail for an anchor off the
+// grid, each keyed by the hash of every token below its end.
+std::map<int64_t, ChunkInfo> DiskTier::chunk_chain(const Job& job) const {
   const int64_t top = job.lines.empty() ? 0 : job.lines.back();
-  // Every chunk the anchors need: the grid's, and a tail for an anchor off the grid.
   std::set<int64_t> ends;
   for (int64_t b = grid_; b <= top; b += grid_) ends.insert(b);
   for (int64_t p : job.lines) ends.insert(p);
-  std::map<int64_t, ChunkInfo> chain;  // end -> chunk
-  {
-    PrefixHasher hasher(fingerprint_);
-    for (int64_t e : ends) {
-      hasher.feed(std::span<const int32_t>(job.tokens)
-                      .subspan(size_t(hasher.fed()), size_t(e - hasher.fed())));
-      ChunkInfo c;
-      c.key = hasher.key();
-      c.end = e;
-      c.begin = (e - 1) / grid_ * grid_;
-      // A grid chunk's prev is the grid chunk below; a tail's is the grid chunk it extends.
-      c.prev = c.begin == 0 ? CacheKey{} : chain.at(c.begin).key;
-      chain[e] = c;
-    }
+  std::map<int64_t, ChunkInfo> chain;
+  PrefixHasher hasher(fingerprint_);
+  for (int64_t e : ends) {
+    hasher.feed(std::span<const int32_t>(job.tokens)
+                    .subspan(size_t(hasher.fed()), size_t(e - hasher.fed())));
+    ChunkInfo c;
+    c.key = hasher.key();
+    c.end = e;
+    c.begin = (e - 1) / grid_ * grid_;
+    // A grid chunk's prev is the grid chunk below; a tail's is the grid chunk it extends.
+    c.prev = c.begin == 0 ? CacheKey{} : chain.at(c.begin).key;
+    chain[e] = c;
   }
-  bool failed = false;
-  int64_t written = 0;
-  const int64_t t0 = core::now_ns();
-  for (auto& [e, c] : chain) {
+  return chain;
+}
+
+// The chunks not on the disk yet, bottom up. False when a write failed (the tier then writes
+// nothing more).
+bool DiskTier::write_chunks(const Job& job, const std::map<int64_t, ChunkInfo>& chain,
+                            int64_t* written) {
+  for (const auto& [e, chunk] : chain) {
     {
       std::lock_guard<std::mutex> lock(index_mu_);
-      if (write_failed_) {
-        failed = true;
-        break;
-      }
-      if (chunks_.count(c.key)) continue;
+      if (write_failed_) return false;
+      if (chunks_.count(chunk.key)) continue;
     }
     RowCopy rows;
     {
       std::lock_guard<std::mutex> lock(rows_mu_);
-      if (c.end > job.fence) {
+      if (chunk.end > job.fence) {
         std::lock_guard<std::mutex> il(index_mu_);
         ++counts_.window_drops;
         continue;
       }
-      rows = RowCopy::allocate(layout_, c.begin, c.end);
+      rows = RowCopy::allocate(layout_, chunk.begin, chunk.end);
       for (size_t i = 0; i < layout_.views.size(); ++i)
-        core::copy_rows_out(layout_.views[i], job.views[i], c.begin, c.end, rows.mutable_part(i));
+        core::copy_rows_out(layout_.views[i], job.views[i], chunk.begin, chunk.end,
+                            rows.mutable_part(i));
     }
-    Status s = put_chunk(
-        *store_, fingerprint_, c,
-        std::span<const int32_t>(job.tokens).subspan(size_t(c.begin), size_t(c.end - c.begin)),
-        rows, layout_);
+    Status s = put_chunk(*store_, fingerprint_, chunk,
+                         std::span<const int32_t>(job.tokens)
+                             .subspan(size_t(chunk.begin), size_t(chunk.end - chunk.begin)),
+                         rows, layout_);
     std::lock_guard<std::mutex> lock(index_mu_);
     if (!s.is_ok()) {
-      ANCHORAGE_LOG_WARN("disk tier: a chunk write failed (%s); the tier writes nothing more",
-                         s.to_string().c_str());
-      write_failed_ = true;
-      counts_.write_errors = 1;
-      failed = true;
-      break;
+      fail_writes_locked("a chunk", s);
+      return false;
     }
+    ChunkInfo c = chunk;
     auto size = store_->size(chunk_name(c.key));
     c.bytes = size ? *size : 0;
     chunks_[c.key].info = c;
-    bytes_ += int64_t(c.bytes);
-    written += int64_t(c.bytes);
-    ++counts_.files_written;
-    counts_.bytes_written += int64_t(c.bytes);
+    count_written_locked(int64_t(c.bytes), written);
   }
+  return true;
+}
+
+// Each anchor of the job whose chunks are all on the disk and that is not there yet.
+void DiskTier::write_anchors(const Job& job, const std::map<int64_t, ChunkInfo>& chain,
+                             int64_t* written) {
   for (int64_t p : job.lines) {
-    if (failed) break;
     AnchorInfo a;
     for (const auto& [e, c] : chain) {
       if (e > p) break;
@@ -526,62 +553,56 @@ void DiskTier::run_job(Job& job) {
     a.written_s = now_s();
     {
       std::lock_guard<std::mutex> lock(index_mu_);
-      bool whole = true;
-      for (const CacheKey& k : a.chunks) whole = whole && chunks_.count(k);
-      if (!whole || anchors_.count(a.key)) continue;
+      if (!usable_locked(a.chunks) || anchors_.count(a.key)) continue;
     }
     Status s = put_anchor(*store_, fingerprint_, a, job.sections.at(p), layout_);
     std::lock_guard<std::mutex> lock(index_mu_);
     if (!s.is_ok()) {
-      ANCHORAGE_LOG_WARN("disk tier: an anchor write failed (%s); the tier writes nothing more",
-                         s.to_string().c_str());
-      write_failed_ = true;
-      counts_.write_errors = 1;
-      break;
+      fail_writes_locked("an anchor", s);
+      return;
     }
     auto size = store_->size(anchor_name(a.key));
     a.bytes = size ? *size : 0;
-    bool whole = true;  // an eviction may have raced the write
-    for (const CacheKey& k : a.chunks) whole = whole && chunks_.count(k);
+    const bool whole = usable_locked(a.chunks);  // an eviction may have raced the write
     for (const CacheKey& k : a.chunks)
       if (chunks_.count(k)) ++chunks_[k].readers;
     AnchorEntry& entry = anchors_[a.key];
     entry.info = a;
     entry.last_used_s = now_s();
     ++anchor_positions_[p];
-    bytes_ += int64_t(a.bytes);
-    written += int64_t(a.bytes);
-    ++counts_.files_written;
-    counts_.bytes_written += int64_t(a.bytes);
+    count_written_locked(int64_t(a.bytes), written);
     if (!whole) remove_anchor_locked(a.key);
   }
-  const double secs = double(core::now_ns() - t0) * 1e-9;
-  if (written >= (int64_t(8) << 20) && secs > 0) {
-    std::lock_guard<std::mutex> lock(index_mu_);
-    counts_.write_mb_per_s = int64_t(double(written) / secs / 1e6);
-  }
-  // The day's write count, once per job and outside the index lock (it saves a small file).
-  if (options_.guard) options_.guard->add(WriteSource::kTier, written);
-  // The admission counts and the anchors' use: small, written after every request.
+}
+
+void DiskTier::fail_writes_locked(const char* what, const Status& why) {
+  ANCHORAGE_LOG_WARN("disk tier: %s write failed (%s); the tier writes nothing more", what,
+                     why.to_string().c_str());
+  write_failed_ = true;
+  counts_.write_errors = 1;
+}
+
+void DiskTier::count_written_locked(int64_t bytes, int64_t* written) {
+  bytes_ += bytes;
+  *written += bytes;
+  ++counts_.files_written;
+  counts_.bytes_written += bytes;
+}
+
+// The admission counts and the anchors' use: small, written after every request.
+void DiskTier::save_admission(const Job& job) {
+  std::vector<std::byte> usage;
   {
-    bool skip;
-    std::vector<std::byte> usage;
-    {
-      std::lock_guard<std::mutex> lock(index_mu_);
-      skip = write_failed_;
-      usage = encode_usage_locked();
-    }
-    if (!skip) {
-      CacheFileWriter w(CacheFileKind::kCounts, CacheKey{},
-                        nlohmann::json{{"records", job.counts.size() / 24}});
-      w.add_section("counts", "u8", {int64_t(job.counts.size())}, job.counts);
-      w.add_section("usage", "u8", {int64_t(usage.size())}, usage);
-      core::ignore_status(store_->put(kAdmissionName, w.parts()),
-                          "disk tier: admission counts not saved");
-    }
+    std::lock_guard<std::mutex> lock(index_mu_);
+    if (write_failed_) return;
+    usage = encode_usage_locked();
   }
-  std::lock_guard<std::mutex> lock(index_mu_);
-  evict_locked();
+  CacheFileWriter w(CacheFileKind::kCounts, CacheKey{},
+                    nlohmann::json{{"records", job.counts.size() / 24}});
+  w.add_section("counts", "u8", {int64_t(job.counts.size())}, job.counts);
+  w.add_section("usage", "u8", {int64_t(usage.size())}, usage);
+  core::ignore_status(store_->put(kAdmissionName, w.parts()),
+                      "disk tier: admission counts not saved");
 }
 
 std::vector<std::byte> DiskTier::encode_usage_locked() const {

@@ -198,9 +198,18 @@ class DiskTier : public OfferSource {
   DiskTier(std::unique_ptr<BlobStore> store, std::string fingerprint,
            const core::StateLayout& layout, int64_t grid, DiskTierOptions options);
   core::Status scan();
+  core::Status index_file_locked(const std::string& name, const CacheKey& key, bool is_anchor);
+  void sweep_incomplete_locked();
+  void read_admission_locked();
   int64_t now_s() const;
   void writer_loop();
   void run_job(Job& job);
+  std::map<int64_t, ChunkInfo> chunk_chain(const Job& job) const;
+  bool write_chunks(const Job& job, const std::map<int64_t, ChunkInfo>& chain, int64_t* written);
+  void write_anchors(const Job& job, const std::map<int64_t, ChunkInfo>& chain, int64_t* written);
+  void save_admission(const Job& job);
+  void fail_writes_locked(const char* what, const core::Status& why);
+  void count_written_locked(int64_t bytes, int64_t* written);
   // Deletes a file that failed a check, and every anchor that needs it (index_mu_ held).
   void drop_corrupt_locked(const CacheKey& key, bool is_anchor, const core::Status& why);
   void remove_anchor_locked(const CacheKey& key);
@@ -208,6 +217,7 @@ class DiskTier : public OfferSource {
   std::vector<std::byte> encode_usage_locked() const;
   double read_rate_locked() const;
   bool usable_locked(const AnchorEntry& a) const;
+  bool usable_locked(const std::vector<CacheKey>& chunks) const;
 
   std::unique_ptr<BlobStore> store_;
   std::vector<std::shared_ptr<void>> kept_;  // keep_alive

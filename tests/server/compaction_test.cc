@@ -484,6 +484,14 @@ void expect_the_next_turn_stops_the_summary(bool in_prefill) {
   std::atomic<bool> submitted{false};
   std::thread client;
   Json answer;
+  struct JoinAtEnd {  // a failed assertion below still joins the client before `answer` goes
+    EngineQueue& q;
+    std::thread& t;
+    ~JoinAtEnd() {
+      q.test_on_summary_step(nullptr);
+      if (t.joinable()) t.join();
+    }
+  } join_client{queue, client};
   queue.test_on_summary_step([&] {
     if (++steps != stop_at) return;
     client = std::thread([&] { answer = post_chat(h, next_turn(), "ses_a"); });
@@ -526,7 +534,6 @@ void expect_the_next_turn_stops_the_summary(bool in_prefill) {
   EXPECT_EQ(stats["served"]["summaries_stopped"], 1) << stats.dump();
   EXPECT_EQ(stats["served"]["summaries_prepared"], 1) << stats.dump();
   EXPECT_EQ(stats["served"]["summaries_failed"], 0) << stats.dump();
-  queue.test_on_summary_step(nullptr);
 }
 
 TEST(CompactionHttp, TheNextTurnStopsTheSummaryInItsPrefillAndResumesAtTheEndAnchor) {

@@ -1,10 +1,13 @@
 #include "bench_support.h"
 
 #include <algorithm>
+#include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <string_view>
+#include <thread>
 
 #include "core/clock.h"
 
@@ -82,6 +85,79 @@ AgentHead make_agent_head(Filler& f, int64_t system_words, int64_t big_tool_word
     h.tools.push_back(tool_json(f, names[i], big ? big_tool_words : small_tool_words, 3 + i % 3));
   }
   return h;
+}
+
+bool parse_i64(std::string_view s, int64_t* out) {
+  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+bool parse_i64_list(std::string_view s, int64_t min, std::vector<int64_t>* out) {
+  out->clear();
+  while (!s.empty()) {
+    const size_t c = s.find(',');
+    int64_t n = 0;
+    if (!parse_i64(s.substr(0, c), &n) || n < min) return false;
+    out->push_back(n);
+    s = c == std::string_view::npos ? std::string_view() : s.substr(c + 1);
+  }
+  return !out->empty();
+}
+
+CompactionText opencode_compaction_text(Filler& f) {
+  CompactionText t;
+  for (int i = 0; i < 5; ++i) t.system += f.words(18 + int64_t(f.next() % 10)) + "\n";
+  t.instructions = f.words(28) + "\n\n---\n";
+  for (int h = 0; h < 8; ++h) {
+    t.instructions += "## " + f.words(2) + "\n";
+    for (int b = 0; b < 2; ++b) t.instructions += "- " + f.words(6 + int64_t(f.next() % 6)) + "\n";
+  }
+  t.instructions += "---\n\n" + f.words(20);
+  return t;
+}
+
+Json opencode_compaction_messages(const Json& history, const CompactionText& text) {
+  std::string out = "Here is the conversation so far:\n\n<conversation>\n";
+  auto field = [](const Json& m, const char* key) {
+    return m.contains(key) && m[key].is_string() ? m[key].get<std::string>() : std::string();
+  };
+  for (size_t i = 1; i < history.size(); ++i) {
+    const Json& m = history[i];
+    const std::string role = field(m, "role");
+    if (role == "user") {
+      out += "[User]: " + field(m, "content") + "\n\n";
+    } else if (role == "assistant") {
+      if (const std::string r = field(m, "reasoning_content"); !r.empty())
+        out += "[Assistant reasoning]: " + r + "\n";
+      out += "[Assistant]: " + field(m, "content") + "\n";
+      if (m.contains("tool_calls") && m["tool_calls"].is_array())
+        for (const Json& call : m["tool_calls"])
+          if (call.contains("function"))
+            out += "[Assistant tool call]: " + call["function"].value("name", "") + "(" +
+                   call["function"].value("arguments", "") + ")\n";
+    } else if (role == "tool") {
+      out += "[Tool result]: " + field(m, "content") + "\n\n";
+    }
+  }
+  out += "</conversation>\n\n" + text.instructions;
+  return Json::array(
+      {{{"role", "system"}, {"content", text.system}}, {{"role", "user"}, {"content", out}}});
+}
+
+bool wait_for_prepared_summary(server::HttpClient& c, double timeout_s) {
+  const int64_t deadline = core::now_ns() + int64_t(timeout_s * 1e9);
+  while (core::now_ns() < deadline) {
+    auto r = c.Get("/v1/cache/stats");
+    if (r && r->status == 200) {
+      const Json s = Json::parse(r->body, nullptr, false);
+      if (s.is_object() && s.contains("served") && s.contains("resident")) {
+        const int64_t end = s["served"].value("summary_end", int64_t(0));
+        if (end > 0 && end == s["resident"].value("end_position", int64_t(-1))) return true;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
 }
 
 InProcessServer::InProcessServer(const server::ServerOptions& options, server::ServedModel& model)

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -50,6 +51,29 @@ struct AgentHead {
 };
 AgentHead make_agent_head(Filler& f, int64_t system_words = 1500, int64_t big_tool_words = 700,
                           int64_t small_tool_words = 160);
+
+// A benchmark flag's value: a whole number, or a comma-separated list of them each >= min.
+bool parse_i64(std::string_view s, int64_t* out);
+bool parse_i64_list(std::string_view s, int64_t min, std::vector<int64_t>* out);
+
+// opencode's compaction (1.18.33, the traces' seq 7 and 13; docs/compaction.md), in its shape
+// with the benchmark's own text: the summarization agent's system text (a few lines) and the
+// instructions after the history (a lead sentence and a Markdown template of headings and
+// bullets, ~1.2k characters as the traces'). Never the traces' text.
+struct CompactionText {
+  std::string system;
+  std::string instructions;
+};
+CompactionText opencode_compaction_text(Filler& f);
+// The compaction request's messages: the system text, then ONE user message holding the history
+// (every message after its system text as a "[Role]: text" entry inside <conversation> tags) and
+// the instructions, as opencode's summarize route flattens it.
+Json opencode_compaction_messages(const Json& history, const CompactionText& text);
+
+// Waits (polling GET /v1/cache/stats) until the server holds the summary written ahead of the
+// conversation in place (`--compaction-prepare`: served.summary_end is the resident end
+// anchor); false after timeout_s.
+bool wait_for_prepared_summary(server::HttpClient& c, double timeout_s);
 
 // An HttpServer on 127.0.0.1 and an ephemeral port, serving on its own thread until stop()
 // (or destruction). `model` must outlive it.

@@ -1,7 +1,6 @@
 #include "replay/replay.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -22,7 +21,8 @@ namespace anchorage::bench {
 
 const char kReplayUsage[] =
     "usage: anchorage bench replay [--scenarios opencode,two-sessions,openwebui,fleet,restart]\n"
-    "         [--configs exact,rows,end_off,grid_only,no_cache[,continuation]] [--preset small] "
+    "         [--configs exact,rows,end_off,grid_only,no_cache[,continuation,prepared]] "
+    "[--preset small] "
     "[--quick]\n"
     "         [--out DIR (build/replay)] [--threads 0] [--seed 1] [--max-tokens 48]\n"
     "         [--capacity 49152] [--tokenizer-dir DIR] [--check]\n"
@@ -41,11 +41,6 @@ std::vector<std::string> split_list(std::string_view v) {
   return out;
 }
 
-bool parse_i64(std::string_view s, int64_t* out) {
-  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
-}
-
 // FNV-1a of an answer: records name answers by hash, never by text.
 std::string hash_hex(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
@@ -62,6 +57,7 @@ struct ConfigSpec {
   std::string name;
   server::CacheOptions cache;
   server::CompactionMode compaction = server::CompactionMode::kClient;
+  bool prepares() const { return cache.prepare.enabled; }
 };
 
 bool config_spec(const std::string& name, ConfigSpec* out) {
@@ -78,6 +74,11 @@ bool config_spec(const std::string& name, ConfigSpec* out) {
     c.cache.resident.anchor_spacing = 1024;
   } else if (name == "continuation") {  // the defaults + compaction as a continuation
     c.compaction = server::CompactionMode::kContinuation;
+  } else if (name == "prepared") {  // continuation + the summary written ahead while idle
+    c.compaction = server::CompactionMode::kContinuation;
+    c.cache.prepare.enabled = true;
+    c.cache.prepare.idle_s = 1.0;    // the client waits for the summary before it compacts
+    c.cache.prepare.min_tokens = 1;  // whatever the scenario's size
   } else if (name == "no_cache") {
     c.cache.enabled = false;
   } else {
@@ -137,8 +138,23 @@ struct Sent {
 
 class Client {
  public:
-  Client(server::HttpClient& http, const ReplayOptions& o, std::string scenario, std::string config)
-      : http_(&http), o_(o), scenario_(std::move(scenario)), config_(std::move(config)) {}
+  Client(server::HttpClient& http, const ReplayOptions& o, std::string scenario, std::string config,
+         bool prepares = false)
+      : http_(&http),
+        o_(o),
+        scenario_(std::move(scenario)),
+        config_(std::move(config)),
+        prepares_(prepares) {}
+
+  // The server writes a compaction's summary ahead while idle (the `prepared` configuration).
+  bool prepares() const { return prepares_; }
+  // With a preparing server: the user reads the last answer until the summary of the
+  // conversation in place is written (not a request: no record). Throws after 10 minutes.
+  void wait_for_summary() {
+    if (!prepares_) return;
+    if (!wait_for_prepared_summary(*http_, 600))
+      throw std::runtime_error("the summary was not written ahead");
+  }
 
   // A planned stop of the server and a new one on the same cache directory (the `restart`
   // scenario); the runner provides it and hands back the new server's client.
@@ -206,6 +222,7 @@ class Client {
   std::function<server::HttpClient&()> restart_;
   const ReplayOptions& o_;
   std::string scenario_, config_;
+  bool prepares_ = false;
   std::map<std::string, int64_t> turns_;
   std::vector<Sent> sent_;
 };
@@ -216,7 +233,8 @@ struct World {
   int64_t max_tokens = 48;
   std::string system_head, system_tail;  // the agent prompt around its environment block
   Json tools;
-  std::string title_system, summary_system;
+  std::string title_system;
+  CompactionText compaction;  // opencode's summarize route: its system text and instructions
   uint64_t seed = 1;
 
   // opencode's system prompt: its instructions, then an environment block naming the
@@ -244,7 +262,7 @@ World make_world(const ReplayOptions& o) {
   w.system_tail = text.substr(std::min(cut + 1, text.size()));
   w.tools = std::move(head.tools);
   w.title_system = f.words(w.scale.quick ? 60 : 300);
-  w.summary_system = f.words(w.scale.quick ? 30 : 90);
+  w.compaction = opencode_compaction_text(f);
   return w;
 }
 
@@ -263,46 +281,26 @@ Json user_message(Filler& f, int64_t words) {
   return {{"role", "user"}, {"content", f.words(words)}};
 }
 
-// The history as opencode's summarize route flattens it (1.18.33, the traces' seq 7): every
-// message after the system text as a "[Role]: text" entry inside <conversation> tags, then the
-// instructions.
-std::string flattened(const Json& history) {
-  std::string out = "Here is the conversation so far:\n\n<conversation>\n";
-  auto text = [](const Json& m, const char* key) {
-    return m.contains(key) && m[key].is_string() ? m[key].get<std::string>() : std::string();
-  };
-  for (size_t i = 1; i < history.size(); ++i) {
-    const Json& m = history[i];
-    const std::string role = text(m, "role");
-    if (role == "user") {
-      out += "[User]: " + text(m, "content") + "\n\n";
-    } else if (role == "assistant") {
-      if (const std::string r = text(m, "reasoning_content"); !r.empty())
-        out += "[Assistant reasoning]: " + r + "\n";
-      out += "[Assistant]: " + text(m, "content") + "\n";
-      if (m.contains("tool_calls") && m["tool_calls"].is_array())
-        for (const Json& call : m["tool_calls"])
-          if (call.contains("function"))
-            out += "[Assistant tool call]: " + call["function"].value("name", "") + "(" +
-                   call["function"].value("arguments", "") + ")\n";
-    } else if (role == "tool") {
-      out += "[Tool result]: " + text(m, "content") + "\n\n";
-    }
-  }
-  out +=
-      "</conversation>\n\nCreate a new anchored summary from the conversation history in the "
-      "<conversation> tags above so another coding agent can continue the work.";
-  return out;
-}
-
 // opencode: user turns of agent steps (answer, tool result, answer, ...); before each later
 // user turn a title request (its own system prompt, no tools) under the conversation's key;
 // after turn oc_compact_after + 1 a manual compaction: a summary request, then the
 // conversation restarts from system + tools + "what did we do" + the summary as the answer.
+// A server that writes the summary ahead first sees an earlier session's compaction (which
+// teaches it the client's system text, instructions and sampling), and the client compacts once
+// that summary is written (the user read the last answer meanwhile).
 void scenario_opencode(Client& c, const World& w) {
   Filler f(w.seed * 31 + 1);
   const std::string key = "opencode-1";
   const Json system = w.agent_system("proj0");
+  if (c.prepares()) {
+    Filler earlier(w.seed * 31 + 9);  // not f: the conversation is every configuration's same
+    const Json short_history =
+        Json::array({system,
+                     user_message(earlier, 20),
+                     {{"role", "assistant"}, {"content", earlier.words(30)}}});
+    c.send({"opencode-0", "summary", opencode_compaction_messages(short_history, w.compaction),
+            nullptr, w.max_tokens});
+  }
   Json history = Json::array({system});
   for (int64_t u = 0; u < w.scale.oc_user_turns; ++u) {
     const Json user = user_message(f, 24 + int64_t(f.next() % 30));
@@ -322,11 +320,10 @@ void scenario_opencode(Client& c, const World& w) {
     }
     if (u == w.scale.oc_compact_after && u + 1 < w.scale.oc_user_turns) {
       // The summarize route sends the conversation as one rendered user message.
+      c.wait_for_summary();
       const Json summary =
-          c.send({key, "summary",
-                  Json::array({{{"role", "system"}, {"content", w.summary_system}},
-                               {{"role", "user"}, {"content", flattened(history)}}}),
-                  nullptr, w.max_tokens});
+          c.send({key, "summary", opencode_compaction_messages(history, w.compaction), nullptr,
+                  w.max_tokens});
       Json a = {{"role", "assistant"}, {"content", summary["content"]}};
       history = Json::array(
           {system, {{"role", "user"}, {"content", "What did we do so far?"}}, std::move(a)});
@@ -458,7 +455,7 @@ RunResult run_one(const ReplayOptions& o, server::ServedModel& model, const Worl
       return r;
     }
     bool stops_ok = true;
-    Client c(srv->client(), o, scenario, spec.name);
+    Client c(srv->client(), o, scenario, spec.name, spec.prepares());
     c.set_restart([&]() -> server::HttpClient& {
       stops_ok = srv->stop().is_ok() && stops_ok;  // the drain runs here
       srv.reset();
@@ -556,6 +553,9 @@ Json run_checks(const std::string& jsonl, const Json& scenarios) {
       "cached",   "reread",  "new_tokens", "reread_beyond_new", "tier", "source", "exact",
       "served",   "ttft_ms", "answer_hash"};
   bool structure = true;
+  // The `prepared` configuration's compaction of the scenario's conversation is answered from
+  // the summary written ahead (its teaching compaction, of another session, is not).
+  bool prepared = true;
   int64_t lines = 0;
   for (const Json& j : read_jsonl(jsonl)) {
     ++lines;
@@ -563,6 +563,9 @@ Json run_checks(const std::string& jsonl, const Json& scenarios) {
       structure = false;
       continue;
     }
+    if (j.value("config", "") == "prepared" && j.value("kind", "") == "summary" &&
+        j.value("session", "") == "opencode-1")
+      prepared = prepared && j.value("source", "") == "prepared";
     for (const char* f : kFields) structure = structure && j.contains(f) && !j[f].is_null();
     structure = structure && j["new_tokens"].get<int64_t>() >= 0 &&
                 j["cached"].get<int64_t>() + j["reread"].get<int64_t>() ==
@@ -600,7 +603,8 @@ Json run_checks(const std::string& jsonl, const Json& scenarios) {
           {"caches_forward_fewer_than_no_cache", fewer},
           {"exact_answers_equal_to_no_cache", exact_equal},
           {"exact_follow_ups_read_only_new", only_new},
-          {"passed", structure && complete && fewer && exact_equal && only_new}};
+          {"prepared_compaction_answered_ahead", prepared},
+          {"passed", structure && complete && fewer && exact_equal && only_new && prepared}};
 }
 
 }  // namespace

@@ -57,6 +57,7 @@ struct ServedStats {
   int64_t summaries_stopped = 0;
   int64_t summaries_failed = 0;
   int64_t summaries_served = 0;
+  int64_t summary_end = 0;  // the end anchor whose summary is written (0: none)
 
   template <class F>
   void visit(F&& f) const {
@@ -74,6 +75,7 @@ struct ServedStats {
     f("summaries_stopped", summaries_stopped, cache::StatKind::kCounter);
     f("summaries_failed", summaries_failed, cache::StatKind::kCounter);
     f("summaries_served", summaries_served, cache::StatKind::kCounter);
+    f("summary_end", summary_end, cache::StatKind::kGauge);
   }
 };
 

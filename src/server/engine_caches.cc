@@ -846,6 +846,7 @@ void EngineCaches::publish_stats() {
   s.served.summaries_stopped = a.stopped;
   s.served.summaries_failed = a.failed;
   s.served.summaries_served = a.served;
+  s.served.summary_end = a.prepared_end;
   s.resident = resident_.stats();
   s.store_enabled = options_.store;
   s.store = store_.stats();

@@ -118,6 +118,11 @@ void EngineQueue::test_hold(bool hold) {
   cv_.notify_all();
 }
 
+void EngineQueue::test_on_summary_step(std::function<void()> hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  summary_step_hook_ = std::move(hook);
+}
+
 void EngineQueue::loop() noexcept {
   while (true) {
     Item item;
@@ -170,9 +175,11 @@ void EngineQueue::loop() noexcept {
 // the engine, or the shutdown stops it (the caches look between prefill calls and tokens).
 void EngineQueue::prepare_ahead(std::unique_lock<std::mutex>& lock) {
   preparing_ = true;
+  const std::function<void()> step_hook = summary_step_hook_;
   lock.unlock();
   if (caches_->summary_wanted()) {
-    caches_->prepare_summary([this] {
+    caches_->prepare_summary([this, &step_hook] {
+      if (step_hook) step_hook();
       std::lock_guard<std::mutex> g(mu_);
       return closed_ || !waiting_.empty() || tasks_waiting_ > 0;
     });

@@ -73,6 +73,10 @@ class EngineQueue {
 
   // Tests: while held, the engine thread starts no new job (the queue fills up on demand).
   void test_hold(bool hold);
+  // Tests: called on the engine thread each time a summary being written ahead looks for a
+  // waiting job (before each prefill call, after each sampled token), just before it looks. A
+  // test submits its request there to stop the run at a known step, without a timing race.
+  void test_on_summary_step(std::function<void()> hook);
   // The request journal (may be null: none). Set before the first submit; it must outlive
   // the queue.
   void set_journal(RequestJournal* journal) { journal_ = journal; }
@@ -113,6 +117,7 @@ class EngineQueue {
   int tasks_waiting_ = 0;     // run_when_idle calls waiting for the engine
   bool preparing_ = false;    // the caches write a summary ahead (--compaction-prepare)
   bool ahead_armed_ = true;   // the idle step may have work (false: wait for a job)
+  std::function<void()> summary_step_hook_;  // test_on_summary_step
   std::thread thread_;
 };
 

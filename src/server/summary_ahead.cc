@@ -137,6 +137,7 @@ core::Status SummaryAhead::prepare(engine::Engine& engine, const text::Tokenizer
   }
   p.served = std::move(served);
   prepared_ = std::move(p);
+  stats_.prepared_end = e;
   tried_session_ = c.session;
   tried_record_.assign(c.record.begin(), c.record.end());
   ++stats_.prepared;
@@ -188,6 +189,7 @@ std::optional<cache::CachedResponse> SummaryAhead::answer(const GenerationJob& j
 
 void SummaryAhead::clear() {
   prepared_.reset();
+  stats_.prepared_end = 0;
   tried_session_.clear();
   tried_record_.clear();
 }

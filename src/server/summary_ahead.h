@@ -43,6 +43,9 @@ struct SummaryAheadStats {
   int64_t stopped = 0;   // runs a waiting request (or the shutdown) stopped
   int64_t failed = 0;    // runs the engine refused
   int64_t served = 0;    // compactions answered from a prepared summary
+  // The end anchor of the conversation whose summary is held (0: none): a client (the opencode
+  // end-to-end test) sees that the summary of the conversation in place is written.
+  int64_t prepared_end = 0;
 };
 
 class SummaryAhead {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "cache/state_copy.h"
 #include "engine/generation.h"
 #include "server/disk_test_support.h"
+#include "server/engine_queue.h"
 #include "server/server_harness.h"
 #include "server/summary_ahead.h"
 #include "server/token_logprobs.h"
@@ -127,10 +129,13 @@ Json turn_one() {
       {"max_tokens", 1}};  // the record is then exactly the rendered prompt
 }
 
-Json compaction_body(const std::string& user_line) {
+const char* kInstructions = "Summarise it in one line.";
+
+Json compaction_body(const std::string& user_line,
+                     const std::string& instructions = kInstructions) {
   const std::string user =
       "Here is the conversation so far:\n\n<conversation>\n[User]: " + user_line +
-      "\n\n[Assistant]: done.\n</conversation>\n\nSummarise it in one line.";
+      "\n\n[Assistant]: done.\n</conversation>\n\n" + instructions;
   return Json{{"messages", Json::array({{{"role", "system"}, {"content", kSummarySystem}},
                                         {{"role", "user"}, {"content", user}}})},
               {"temperature", 0},
@@ -151,10 +156,11 @@ ServerOptions continuation_options() {
 }
 
 // Written out here, independently of compaction.cc: the held conversation, then one turn.
-std::vector<int32_t> served_ids(const text::Tokenizer& tok, std::vector<int32_t> record) {
-  const std::string turn = std::string("<|im_end|>\n<|im_start|>user\n") + kSummarySystem +
-                           "\n\nSummarise it in one line.<|im_end|>\n<|im_start|>assistant\n"
-                           "<think>\n\n</think>\n\n";
+std::vector<int32_t> served_ids(const text::Tokenizer& tok, std::vector<int32_t> record,
+                                const std::string& instructions = kInstructions) {
+  const std::string turn = std::string("<|im_end|>\n<|im_start|>user\n") + kSummarySystem + "\n\n" +
+                           instructions +
+                           "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n";
   tok.encode(turn, &record);
   return record;
 }
@@ -423,6 +429,9 @@ TEST(CompactionHttp, APreparedSummaryIsServedAsTheContinuationWouldAnswer) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_EQ(stats["served"]["summaries_prepared"], 1) << stats.dump();
+  const int64_t e = int64_t(encode_chat(*h.model().tokenizer, turn_one()).size());
+  EXPECT_EQ(stats["served"]["summary_end"], e) << stats.dump();
+  EXPECT_EQ(stats["resident"]["end_position"], e) << stats.dump();
   const Json got = post_chat(h, body, "ses_a");
   const Json& cache = got["usage"]["anchorage"]["cache"];
   EXPECT_EQ(cache["source"], "prepared") << got.dump();
@@ -432,8 +441,107 @@ TEST(CompactionHttp, APreparedSummaryIsServedAsTheContinuationWouldAnswer) {
   EXPECT_EQ(got["choices"][0].dump(), want["choices"][0].dump());
   EXPECT_EQ(cache_stats(h)["served"]["summaries_served"], 1);
   // Nothing ran on the engine: the conversation's end anchor is where it was.
-  EXPECT_EQ(cache_stats(h)["resident"]["end_position"],
-            int64_t(encode_chat(*h.model().tokenizer, turn_one()).size()));
+  EXPECT_EQ(cache_stats(h)["resident"]["end_position"], e);
+}
+
+// The session's next turn after turn_one(): its prompt holds turn_one()'s whole, so it resumes at
+// that conversation's end anchor.
+Json next_turn() {
+  Json b = turn_one();
+  b["messages"].push_back({{"role", "assistant"}, {"content", "done."}});
+  b["messages"].push_back({{"role", "user"}, {"content", "\"now run the tests\""}});
+  b["max_tokens"] = 4;
+  b["logprobs"] = true;
+  b["top_logprobs"] = 2;
+  return b;
+}
+
+// The session's next turn arrives while the idle engine writes turn_one()'s summary: the test's
+// hook submits it at the run's `stop_at`-th look for a waiting request and lets the run look only
+// once it waits, so the run is stopped there (no timing race). The request is answered as a
+// server without caches answers it, and resumes at the conversation's end anchor.
+void expect_the_next_turn_stops_the_summary(bool in_prefill) {
+  // Instructions long enough that the turn crosses a prefill chunk line after the record.
+  const std::string instructions = std::string(kInstructions) + "\n" + disk_filler(1200, 5);
+  ServerOptions o = prepare_options();
+  // The session's short turn replaces the long teaching compaction's rows (not a guest over
+  // them: a guest's rows are not a conversation whose summary is written).
+  o.cache.resident.guest_max_tokens = 0;
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  const text::Tokenizer& tok = *h.model().tokenizer;
+  const int64_t e = int64_t(encode_chat(tok, turn_one()).size());
+  const int64_t n = int64_t(served_ids(tok, encode_chat(tok, turn_one()), instructions).size());
+  const int64_t chunk = h.model().engine->options().prefill_chunk;
+  int64_t prefill_steps = 0;  // the run looks before each prefill call up to the last chunk line
+  for (int64_t line = (e / chunk + 1) * chunk; line < n; line += chunk) ++prefill_steps;
+  ASSERT_GE(prefill_steps, 1) << "the turn must cross a chunk line";
+  // Before the first prefill call, or after the first sampled token.
+  const int stop_at = in_prefill ? 1 : int(prefill_steps) + 1;
+
+  EngineQueue& queue = h.server().test_queue();
+  std::atomic<int> steps{0};
+  std::atomic<bool> submitted{false};
+  std::thread client;
+  Json answer;
+  struct JoinAtEnd {  // a failed assertion below still joins the client before `answer` goes
+    EngineQueue& q;
+    std::thread& t;
+    ~JoinAtEnd() {
+      q.test_on_summary_step(nullptr);
+      if (t.joinable()) t.join();
+    }
+  } join_client{queue, client};
+  queue.test_on_summary_step([&] {
+    if (++steps != stop_at) return;
+    client = std::thread([&] { answer = post_chat(h, next_turn(), "ses_a"); });
+    for (int i = 0; i < 120000 && queue.depth() == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    submitted = true;
+  });
+  // A compaction of no session teaches the turn (nothing is written ahead for it), then the
+  // session's turn whose summary the idle engine starts writing.
+  post_chat_anonymous(h, compaction_body("\"write a README\"", instructions));
+  post_chat(h, turn_one(), "ses_a");
+  for (int i = 0; i < 1200 && !submitted; ++i)  // the engine idle, the run started (a minute)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(submitted) << cache_stats(h).dump();
+  client.join();
+
+  const Json& cache = answer["usage"]["anchorage"]["cache"];
+  EXPECT_EQ(cache["cached"], e) << answer.dump();
+  EXPECT_EQ(cache["exact"], true);
+  ServerHarness cold(no_cache_options());
+  ASSERT_TRUE(cold.ok());
+  const Json want = post_chat(cold, next_turn(), "ses_a");
+  ASSERT_TRUE(answer["choices"][0]["logprobs"]["content"].size() > 0) << answer.dump();
+  EXPECT_EQ(answer["choices"][0].dump(), want["choices"][0].dump());
+
+  // The stopped run kept nothing; the next idle period writes the new conversation's summary
+  // (had the request not stopped the first run, both would be written).
+  Json stats;
+  for (int i = 0; i < 1200; ++i) {
+    stats = cache_stats(h);
+    const Json& s = stats["served"];
+    if (s["summaries_started"] == 2 && s["summaries_prepared"].get<int64_t>() +
+                                               s["summaries_stopped"].get<int64_t>() +
+                                               s["summaries_failed"].get<int64_t>() ==
+                                           2)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(stats["served"]["summaries_started"], 2) << stats.dump();
+  EXPECT_EQ(stats["served"]["summaries_stopped"], 1) << stats.dump();
+  EXPECT_EQ(stats["served"]["summaries_prepared"], 1) << stats.dump();
+  EXPECT_EQ(stats["served"]["summaries_failed"], 0) << stats.dump();
+}
+
+TEST(CompactionHttp, TheNextTurnStopsTheSummaryInItsPrefillAndResumesAtTheEndAnchor) {
+  expect_the_next_turn_stops_the_summary(/*in_prefill=*/true);
+}
+
+TEST(CompactionHttp, TheNextTurnStopsTheSummaryInItsDecodeAndResumesAtTheEndAnchor) {
+  expect_the_next_turn_stops_the_summary(/*in_prefill=*/false);
 }
 
 }  // namespace

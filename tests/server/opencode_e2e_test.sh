@@ -2,11 +2,14 @@
 # opencode 1.18.33, the real client, against `anchorage serve` (issue 12 §2). In a scratch git
 # repo: `opencode run`, two `opencode run -c` follow-ups, a compaction through `opencode serve`'s
 # summarize route, one more follow-up, a new session in the same folder, and one in each of two
-# other folders. The server runs with --compaction continuation (issue 16). Its request journal
-# (--journal) is then read, and:
-#   - every step completed; the compaction was served as the continuation of the conversation
-#     (resumed at its end, only its own turn read); every other response was exact and served
-#     the client's own tokens;
+# other folders. The server runs with --compaction continuation and --compaction-prepare on
+# (issue 16; a short idle period and a low length, so the summary is written ahead between steps,
+# and stopped there by the next step's requests). Before the compaction the test waits until the
+# summary of the conversation in place is written (GET /v1/cache/stats: served.summary_end is the
+# resident end anchor). Its request journal (--journal) is then read, and:
+#   - every step completed; the compaction was answered from the summary written ahead of the
+#     conversation's end anchor (source prepared, nothing read); every other response was exact
+#     and served the client's own tokens;
 #   - each follow-up resumed at least at the previous main prompt's end (title and summary
 #     requests, sent under the same key, did not cost the conversation its rows), and re-read
 #     beyond its new tokens at most the previous answer (a sampled answer that re-tokenizes
@@ -38,6 +41,7 @@ work="$(mktemp -d)"
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; [ -n "${ocpid:-}" ] && kill "$ocpid" 2>/dev/null; [ "$failed" = 1 ] || rm -rf "$work"' EXIT
 "$bin" serve --preset tiny --port 0 --ctx 40000 --threads 2 --tokenizer-dir "$tokdir" \
   --journal "$work/journal.jsonl" --disk-cache "$work/disk-cache" --compaction continuation \
+  --compaction-prepare on --compaction-idle-s 1 --compaction-min-tokens 4096 \
   2>"$work/serve.log" &
 pid=$!
 # shellcheck source=server_url.sh
@@ -75,6 +79,19 @@ repo "$work/a"; repo "$work/b"; repo "$work/c"
 step run1 "$work/a" "list the files here and summarise README.md"
 step run2 "$work/a" -c "now show me hello.py"
 step run3 "$work/a" -c "and notes.txt"
+# The summary of run3's conversation, written while the engine is idle (its own 4,096 tokens at
+# most; opencode's compaction asks for as many).
+echo "step prepare ($(date +%T))"
+prepared=0
+for _ in $(seq 1 600); do
+  curl -s -m 2 "$url/v1/cache/stats" | /usr/bin/env python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+sys.exit(0 if 0 < s["served"]["summary_end"] == s["resident"]["end_position"] else 1)' &&
+    { prepared=1; break; }
+  sleep 0.2
+done
+[ "$prepared" = 1 ] || fail "the summary of the conversation in place was not written ahead"
 sid="$(grep -o '"sessionID":"[^"]*"' "$work/run1.json" | head -1 | cut -d'"' -f4)"
 [ -n "$sid" ] || fail "no session id in opencode's output"
 # The compaction: the API behind /compact, through `opencode serve`.
@@ -101,10 +118,12 @@ step new_c "$work/c" "list the files here and summarise README.md"
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 # The compaction (--compaction continuation, docs/compaction.md) is the one request served as
-# something else than the client's tokens: the conversation in place plus one turn, resumed at
-# its end anchor. Every other response is exact and the client's own.
+# something else than the client's tokens: the conversation in place plus one turn, answered
+# from the summary written ahead at its end anchor. Every other response is exact and the
+# client's own.
 cont = [l for l in lines if l["served"] == "continuation"]
 assert len(cont) == 1 and not cont[0]["exact"], f"expected one continuation: {cont}"
+assert cont[0]["source"] == "prepared" and cont[0]["reread"] == 0, cont
 bad = [l for l in lines if l not in cont and (not l["exact"] or l["served"] != "client")]
 assert not bad, f"responses not exact or not the client's tokens: {bad}"
 # Main requests carry the tools (thousands of tokens); titles and summaries are short.
@@ -118,13 +137,13 @@ for prev, cur in ((m1, m2), (m2, m3)):
     beyond = cur["reread"] - cur["new_tokens"]
     assert beyond <= 16, (cur, "re-read more than the previous answer beyond its new tokens")
     assert beyond <= 0 or cur.get("reason"), cur
-# The compaction resumed at the end of run3's conversation and read only its own turn.
+# The compaction's served prompt is run3's conversation and the turn.
 assert cont[0]["cached"] >= m3["prompt_tokens"] and cont[0]["reread"] < 1000, (cont, m3)
 for l in (m4, m5):  # after the compaction; a new session in the same folder
     assert l["cached"] >= 0.9 * l["prompt_tokens"], l
 assert 0 < b["cached"] < c["cached"], (b, c, "the third folder did not resume at the branch point")
 print(f"opencode_e2e: {len(lines)} requests; follow-ups cached {m2['cached']}, {m3['cached']}; "
-      f"compaction cached {cont[0]['cached']}, re-read {cont[0]['reread']}; "
+      f"compaction {cont[0]['source']}, cached {cont[0]['cached']}, re-read {cont[0]['reread']}; "
       f"after compaction {m4['cached']}/{m4['prompt_tokens']}; folders b {b['cached']}, c {c['cached']}")
 PY
 echo "opencode_e2e: 1 passed, 0 failed"

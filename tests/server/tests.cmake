@@ -26,7 +26,7 @@ set_tests_properties(serve_flags PROPERTIES TIMEOUT 60 ENVIRONMENT "ANCHORAGE_DI
 add_test(NAME opencode_e2e COMMAND ${CMAKE_CURRENT_LIST_DIR}/opencode_e2e_test.sh
                                    $<TARGET_FILE:anchorage> ${ANCHORAGE_DATA_DIR}/qwen3
                                    ${CMAKE_SOURCE_DIR}/.cache/node/opencode/node_modules)
-set_tests_properties(opencode_e2e PROPERTIES TIMEOUT 300)
+set_tests_properties(opencode_e2e PROPERTIES TIMEOUT 420)
 
 # The disk tier's crash safety with real processes: a server SIGKILLed at every crash point of
 # the file seam while it writes a head, then restarted on the same directory.

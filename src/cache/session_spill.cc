@@ -618,17 +618,24 @@ ResumeOffer SessionSpill::offer(std::span<const int32_t> prompt, std::string_vie
 }
 
 void SessionSpill::note_unused(std::span<const int32_t> prompt, const ResumeOffer& mine,
-                               const ResumeOffer& chosen) {
+                               const ResumeOffer& chosen, int64_t aligned_end) {
   const int64_t m = int64_t(prompt.size());
-  if (chosen.source == ResumeSource::kSpill || m < 2) return;
+  if (m < 2) return;
   int64_t shared = 0;  // the furthest any entry goes into the prompt (one token left)
   for (const auto& [id, e] : entries_)
     shared = std::max(shared, std::min(common_prefix(e.tokens, prompt), m - 1));
   const int64_t start = std::max<int64_t>(chosen.resume_at, 0);
-  if (shared <= start || shared < options_.block_rows) return;
   const char* why = "short";
   int64_t* count = &counts_.unused_short;
-  if (mine.useful() && mine.resume_at > start) {
+  if (aligned_end > shared && aligned_end - start >= options_.block_rows) {
+    // Only the end alignment would go there; even a start from the spill stops below it.
+    why = "end_no_align";
+    count = &counts_.unused_end_no_align;
+    shared = aligned_end;
+  } else if (chosen.source == ResumeSource::kSpill || shared <= start ||
+             shared < options_.block_rows) {
+    return;
+  } else if (mine.useful() && mine.resume_at > start) {
     why = "slow";
     count = &counts_.unused_slow;
   } else if (shared - start >= options_.block_rows) {
@@ -759,11 +766,10 @@ Status SessionSpill::restore_entry(engine::Engine& engine, Entry& e, int64_t p,
   return Status::ok();
 }
 
-core::Result<SessionSpill::Restored> SessionSpill::prewarm(engine::Engine& engine,
-                                                           std::span<const int32_t> prompt,
-                                                           const ResumeOffer& offer,
-                                                           int64_t rows_in_place,
-                                                           const std::function<bool()>& yield) {
+core::Result<SessionSpill::Restored> SessionSpill::prewarm(
+    engine::Engine& engine, std::span<const int32_t> prompt, const ResumeOffer& offer,
+    int64_t rows_in_place, const std::function<bool()>& yield,
+    const std::function<Status(int64_t)>& reserve) {
   if (offer.source != ResumeSource::kSpill || offer.resume_at <= 0)
     return Status::invalid_argument("session spill: not a spill offer");
   Entry* found = offered_entry(prompt, offer.resume_at);
@@ -774,6 +780,12 @@ core::Result<SessionSpill::Restored> SessionSpill::prewarm(engine::Engine& engin
   if (n > engine.capacity()) return Status::invalid_argument("session spill: too long");
   // The rows in place are the prompt's; the entry's only as far as its tokens are the prompt's.
   rows_in_place = std::min(rows_in_place, common_prefix(e.tokens, prompt));
+  if (reserve) {
+    int64_t held = section_bytes_;
+    for (const Block& b : e.blocks)
+      if (b.end > rows_in_place) held += (b.end - b.begin) * row_bytes_;
+    if (Status s = reserve(held); !s.is_ok()) return s;
+  }
   const int64_t t0 = core::now_ns();
   int64_t read = 0;
   auto sections = read_checked_anchor(e.anchors.back(), &read);
@@ -817,12 +829,20 @@ std::vector<int32_t> SessionSpill::resident_tokens() const {
 }
 
 std::span<const int32_t> SessionSpill::session_tokens(std::string_view session) const {
+  return session_record(session).tokens;
+}
+
+SessionSpill::SessionRecord SessionSpill::session_record(std::string_view session) const {
   if (session.empty()) return {};
   auto it = entries_.find(entry_id(session, {}));
   if (it == entries_.end() || it->second.anchors.empty()) return {};
-  const std::vector<int32_t>& t = it->second.tokens;
-  return std::span<const int32_t>(t).first(
-      size_t(std::min<int64_t>(int64_t(t.size()), it->second.anchors.back().position)));
+  const Entry& e = it->second;
+  SessionRecord r;
+  r.tokens = std::span<const int32_t>(e.tokens).first(
+      size_t(std::min<int64_t>(int64_t(e.tokens.size()), e.anchors.back().position)));
+  r.hidden = e.hidden;
+  r.regions = e.regions;
+  return r;
 }
 
 core::Result<SessionSpill::Restored> SessionSpill::restore_resident(engine::Engine& engine) {

@@ -244,6 +244,24 @@ TEST(SessionSpill, APrewarmYieldsWithTheEngineUntouchedElseReadsTheConversationW
   EXPECT_EQ(spill->stats().prewarm_yields, 1);
   EXPECT_EQ(spill->stats().entries, 1);
 
+  // The rows read wait in RAM until the last block is checked: the caller's Budget is told
+  // their bytes first (blocks [128, 300) and the end anchor) and may refuse, nothing read.
+  int64_t row_bytes = 0, section_bytes = 0;
+  for (const core::TensorSpec& v : e->layout().views) row_bytes += v.bytes_per_token();
+  for (const core::TensorSpec& sec : e->layout().sections) section_bytes += sec.bytes();
+  int64_t reserved = 0;
+  auto refuse = [&](int64_t bytes) {
+    reserved = bytes;
+    return core::Status::resource_exhausted("no room");
+  };
+  r = spill->prewarm(
+      *e, next, o, 128, [] { return false; }, refuse);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code(), core::StatusCode::kResourceExhausted);
+  EXPECT_EQ(reserved, 172 * row_bytes + section_bytes);
+  EXPECT_TRUE(same_state(before, take_snapshot(*e))) << "a refused read leaves the rows in place";
+  EXPECT_EQ(spill->stats().blocks_read, 0);
+
   r = spill->prewarm(*e, next, o, 128, [] { return false; });
   ASSERT_TRUE(r.has_value()) << r.error().to_string();
   EXPECT_EQ(r->tokens, conv);
@@ -312,6 +330,23 @@ TEST(SessionSpill, AnEntryThatCouldServeButDoesNotIsCountedByWhy) {
   spill->note_unused(early, spill->offer(early, {}), at(64));
   EXPECT_EQ(spill->stats().unused_short, 1);
   spill->note_unused(parted_at(40), {}, at(0));  // under a block shared: not counted
+  EXPECT_EQ(spill->stats().unused_slow, 1);
+  EXPECT_EQ(spill->stats().unused_anchors_below, 1);
+  EXPECT_EQ(spill->stats().unused_short, 1);
+  // The session's entry would serve the prompt to 300 through the end alignment (the caller's
+  // figure; its tokens part at 40): end_no_align, from a cold start and from the spill's own
+  // start below it alike; not when the alignment goes less than a block past the start or no
+  // further than the tokens do.
+  EXPECT_EQ(spill->stats().unused_end_no_align, 0);
+  spill->note_unused(parted_at(40), {}, at(0), 300);
+  EXPECT_EQ(spill->stats().unused_end_no_align, 1);
+  ResumeOffer from_spill = at(128);
+  from_spill.source = ResumeSource::kSpill;
+  spill->note_unused(parted_at(130), from_spill, from_spill, 300);
+  EXPECT_EQ(spill->stats().unused_end_no_align, 2);
+  spill->note_unused(parted_at(40), {}, at(250), 300);  // under a block past the start
+  spill->note_unused(next, mine, mine, 300);            // the tokens go as far
+  EXPECT_EQ(spill->stats().unused_end_no_align, 2);
   EXPECT_EQ(spill->stats().unused_slow, 1);
   EXPECT_EQ(spill->stats().unused_anchors_below, 1);
   EXPECT_EQ(spill->stats().unused_short, 1);

@@ -386,13 +386,23 @@ Status SessionSpill::save(engine::Engine& engine, const SpillConversation& conv,
 
   int64_t written = 0;
   std::vector<std::string> names;
+  // The block compressed while the one before it is written (options_.pipelined_writes).
+  std::unique_ptr<PendingBlock> pending;
   auto note_write = [&](const std::string& name) {
     auto size = store_->size(name);
     file_bytes_[name] = size ? *size : 0;
     written += int64_t(file_bytes_[name]);
     ++counts_.blocks_written;
   };
+  auto write_pending = [&]() -> Status {
+    if (!pending) return Status::ok();
+    std::unique_ptr<PendingBlock> p = std::move(pending);
+    if (Status s = write_block(*p); !s.is_ok()) return s;
+    note_write(block_name(p->block.key));
+    return Status::ok();
+  };
   auto fail = [&](const Status& s) {
+    pending.reset();  // waits for its frames
     ++counts_.write_errors;
     if (options_.guard) options_.guard->add(WriteSource::kSpill, written);
     return s;
@@ -405,18 +415,24 @@ Status SessionSpill::save(engine::Engine& engine, const SpillConversation& conv,
     core::Result<RowCopy> got =
         conv.rows ? conv.rows(b, end) : core::Result<RowCopy>(RowCopy::capture(engine, b, end));
     if (!got) return fail(got.error());
-    const RowCopy& rows = *got;
     hasher.feed(conv.tokens.subspan(size_t(b), size_t(end - b)));
-    Block blk{CacheKey{}, b, end, copy_sums(rows)};
+    Block blk{CacheKey{}, b, end, copy_sums(*got)};
     blk.key = content_key(hasher.key(), blk.sums);
     const std::string name = block_name(blk.key);
     if (file_refs_.count(name) != 0 || store_->exists(name)) {
       ++counts_.blocks_kept;
     } else {
-      if (Status s = put_block(blk, prev, conv.tokens.subspan(size_t(b), size_t(end - b)), rows);
-          !s.is_ok())
-        return fail(s);
-      note_write(name);
+      auto p = std::make_unique<PendingBlock>();
+      p->block = blk;
+      p->prev = prev;
+      p->ids = conv.tokens.subspan(size_t(b), size_t(end - b));
+      p->rows = std::move(*got);
+      encode_block(*p);
+      // Block i is written while block i + 1 (this one) is compressed.
+      if (Status s = write_pending(); !s.is_ok()) return fail(s);
+      pending = std::move(p);
+      if (!options_.pipelined_writes)
+        if (Status s = write_pending(); !s.is_ok()) return fail(s);
     }
     names.push_back(name);
     prev = blk.key;
@@ -439,6 +455,7 @@ Status SessionSpill::save(engine::Engine& engine, const SpillConversation& conv,
     }
     e.blocks.push_back(std::move(blk));
   }
+  if (Status s = write_pending(); !s.is_ok()) return fail(s);
   if (Status s = put_manifest(e); !s.is_ok()) return fail(s);
   {
     auto size = store_->size(e.id + kManifestSuffix);
@@ -484,26 +501,42 @@ std::optional<std::vector<std::array<uint64_t, 2>>> SessionSpill::known_anchor_s
   return std::nullopt;
 }
 
-// A block file: the disk tier's cache file format, kind 6, with the chunk's fields and the
-// codec's name in the metadata, and one section per view holding that view's packed rows as
-// one spill codec frame (docs/formats/disk-tier.md "spill block").
-Status SessionSpill::put_block(const Block& b, const CacheKey& prev, std::span<const int32_t> ids,
-                               const RowCopy& rows) {
-  std::vector<std::vector<uint8_t>> frames(layout_.views.size());
-  std::vector<std::future<Status>> pending;
-  for (size_t i = 0; i < frames.size(); ++i) {
+SessionSpill::PendingBlock::~PendingBlock() {
+  for (auto& f : encoding)
+    if (f.valid()) f.wait();  // the pool writes into `frames` until then
+}
+
+// Starts compressing the block's views: on the codec pool, returning at once (the caller
+// writes the block before it meanwhile); without a pool, here.
+void SessionSpill::encode_block(PendingBlock& p) {
+  p.frames.resize(layout_.views.size());
+  for (size_t i = 0; i < p.frames.size(); ++i) {
     const size_t elem = size_t(core::dtype_size(layout_.views[i].dtype));
-    const auto* data = static_cast<const uint8_t*>(rows.part(i));
+    const auto* data = static_cast<const uint8_t*>(p.rows.part(i));
     if (pool_) {
-      pending.push_back(
-          pool_->encode_async(options_.codec, data, rows.part_bytes(i), elem, &frames[i]));
-    } else if (Status s = spill_encode(options_.codec, data, rows.part_bytes(i), elem, frames[i]);
-               !s.is_ok()) {
-      return s;
+      p.encoding.push_back(
+          pool_->encode_async(options_.codec, data, p.rows.part_bytes(i), elem, &p.frames[i]));
+    } else if (p.encoded.is_ok()) {
+      p.encoded = spill_encode(options_.codec, data, p.rows.part_bytes(i), elem, p.frames[i]);
     }
   }
-  for (auto& f : pending)
-    if (Status s = f.get(); !s.is_ok()) return s;
+}
+
+// A block file: the disk tier's cache file format, kind 6, with the chunk's fields and the
+// codec's name in the metadata, and one section per view holding that view's packed rows as
+// one spill codec frame (docs/formats/disk-tier.md "spill block"). Waits for the frames first.
+Status SessionSpill::write_block(PendingBlock& p) {
+  Status encoded = p.encoded;
+  for (auto& f : p.encoding) {
+    Status s = f.get();
+    if (encoded.is_ok()) encoded = s;
+  }
+  p.encoding.clear();
+  if (!encoded.is_ok()) return encoded;
+  const Block& b = p.block;
+  const CacheKey& prev = p.prev;
+  const std::span<const int32_t> ids = p.ids;
+  const std::vector<std::vector<uint8_t>>& frames = p.frames;
   nlohmann::json meta = {{"fingerprint", fingerprint_},
                          {"begin", b.begin},
                          {"end", b.end},

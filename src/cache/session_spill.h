@@ -28,6 +28,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -64,6 +65,9 @@ struct SessionSpillOptions {
   // threads that compress and decompress a block's planes.
   SpillCodecKind codec = SpillCodecKind::kZstd;
   int codec_threads = 2;
+  // A save compresses block i + 1 on the codec threads while block i is written (false: each
+  // block compressed, then written, in turn; disk_bench compares the two).
+  bool pipelined_writes = true;
   // Until the spill has measured its own reads: the read rate the Planner's cost assumes.
   double prior_read_bytes_per_s = 1.0e9;
   // Wall-clock seconds since the epoch (tests fake it; the TTL and least recently used).
@@ -283,8 +287,20 @@ class SessionSpill : public OfferSource {
   // A block's rows read, decoded and summed again against the manifest.
   LoadedBlock load_block(const Entry& e, const Block& b) const;
   void note_read(const Entry& e, int64_t bytes, int64_t t0_ns);
-  core::Status put_block(const Block& b, const CacheKey& prev, std::span<const int32_t> ids,
-                         const RowCopy& rows);
+  // A block on its way to the disk: its rows, its frames being compressed on the codec pool
+  // (encode_block), then its file written (write_block). Waits for its frames when it goes.
+  struct PendingBlock {
+    Block block;
+    CacheKey prev;
+    std::span<const int32_t> ids;
+    RowCopy rows;
+    std::vector<std::vector<uint8_t>> frames;
+    std::vector<std::future<core::Status>> encoding;
+    core::Status encoded;  // an inline encode's outcome
+    ~PendingBlock();
+  };
+  void encode_block(PendingBlock& p);
+  core::Status write_block(PendingBlock& p);
   core::Status read_block(const Block& b, std::span<const int32_t> ids, RowCopy* rows) const;
 
   std::unique_ptr<BlobStore> store_;

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -16,6 +17,7 @@
 #include "cache/blob_store.h"
 #include "cache/cache_file.h"
 #include "core/mem_fs.h"
+#include "support/fs_text.h"
 #include "support/resume_check.h"
 #include "support/state_snapshot.h"
 #include "support/test_models.h"
@@ -385,6 +387,38 @@ TEST(SessionSpill, RawAndCompressedBlocksMixInOneEntry) {
       }
       EXPECT_EQ(codecs, (std::set<std::string>{"none", spill_codec_name(second)}));
       expect_exact_resume(*spill, *e, *ref, turn3, 450);
+    }
+  }
+}
+
+// A save compresses block i + 1 while block i is written (pipelined_writes); in turn or
+// pipelined, on 1 or 2 codec threads, it writes the same files byte for byte, and the entry
+// comes back bit for bit.
+TEST(SessionSpill, APipelinedSaveWritesTheSameFilesAsOneInTurn) {
+  auto e = tiny_engine();
+  auto ref = tiny_engine();
+  const std::vector<int32_t> conv = random_tokens(450, e->vocab_size(), 71);
+  int64_t clock = 1000;
+  std::map<std::string, std::string> want;
+  for (const bool pipelined : {false, true}) {
+    for (int threads : {1, 2}) {
+      core::MemFs fs;
+      SessionSpillOptions o = spill_options(&clock);
+      o.pipelined_writes = pipelined;
+      o.codec_threads = threads;
+      auto spill = open_spill(fs, e->layout(), o);
+      prefill_and_save(*spill, *e, conv, "a");
+      EXPECT_GE(spill->stats().blocks_written, 8);
+      std::map<std::string, std::string> got;
+      const auto names = fs.list(kDir);
+      ASSERT_TRUE(names.has_value());
+      for (const std::string& n : *names) got[n] = test::read_all(fs, std::string(kDir) + "/" + n);
+      if (want.empty()) {
+        want = got;
+      } else {
+        EXPECT_TRUE(got == want) << "pipelined " << pipelined << ", " << threads << " threads";
+      }
+      expect_exact_resume(*spill, *e, *ref, concat(conv, {5, 6}), 450);
     }
   }
 }

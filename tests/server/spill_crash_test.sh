@@ -69,6 +69,30 @@ want="$(ask "$work/turn2.json" | choices)" || fail "the reference request failed
 want_b="$(ask "$work/turn2b.json" | choices)" || fail "the reference request failed"
 stop
 
+# after_crash <where>: a server restarted on the directory finds no .tmp, fails no restore,
+# lists at most the one whole entry, and answers the next turn as the reference.
+after_crash() {
+  start "$work/serve.log"
+  tmp="$(find "$work/root" -name '*.tmp' | wc -l)"
+  [ "$tmp" -eq 0 ] || fail "$1: .tmp files left after the restart"
+  got="$(ask "$work/turn2.json")"
+  [ "$(choices <<<"$got")" = "$want" ] || fail "$1: the answer differs from the reference"
+  stats="$(curl -s -m 10 "$url/v1/cache/stats")"
+  python3 - "$1" "$got" "$stats" <<'PY' || fail "$1: stats"
+import json, sys
+where, got, stats = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+s = stats["spill"]
+assert s["enabled"], where
+assert s["restore_failures"] == 0, (where, s)
+# Nothing partial: an entry is listed only when the crash came after its manifest.
+assert s["entries"] <= 1, (where, s)
+print(where, "tier", got["usage"]["anchorage"]["cache"]["tier"], "cached",
+      got["usage"]["prompt_tokens_details"]["cached_tokens"], "entries", s["entries"],
+      "hits", s["hits"], "swept", s["swept_files"])
+PY
+  stop
+}
+
 if [ "$mode" = saves ]; then
   # ask_as <session> <body file>: a request of another session (its answer on stdout).
   ask_as() {
@@ -136,23 +160,7 @@ PY
         for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
         if kill -0 "$pid" 2>/dev/null; then fail "$kind $point:$k: the save did not reach the crash point"; fi
         reap 1
-        start "$work/serve.log"
-        tmp="$(find "$work/root" -name '*.tmp' | wc -l)"
-        [ "$tmp" -eq 0 ] || fail "$kind $point:$k: .tmp files left after the restart"
-        got="$(ask "$work/turn2.json")"
-        [ "$(choices <<<"$got")" = "$want" ] || fail "$kind $point:$k: the answer differs from the reference"
-        stats="$(curl -s -m 10 "$url/v1/cache/stats")"
-        python3 - "$kind $point:$k" "$got" "$stats" <<'PY' || fail "$kind $point:$k: stats"
-import json, sys
-where, got, stats = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
-s = stats["spill"]
-assert s["restore_failures"] == 0, (where, s)
-# Nothing partial: an entry is listed only when the crash came after its manifest.
-assert s["entries"] <= 1, (where, s)
-print(where, "tier", got["usage"]["anchorage"]["cache"]["tier"], "entries", s["entries"],
-      "swept", s["swept_files"])
-PY
-        stop
+        after_crash "$kind $point:$k"
       done
     done
   done
@@ -169,22 +177,7 @@ for point in $crash_points; do
     ask "$work/turn1.json" >/dev/null || true
     kill -TERM "$pid" 2>/dev/null || true  # the drain saves the conversation
     reap 10
-    start "$work/serve.log"
-    tmp="$(find "$work/root" -name '*.tmp' | wc -l)"
-    [ "$tmp" -eq 0 ] || fail "$point:$k: .tmp files left after the restart"
-    got="$(ask "$work/turn2.json")"
-    [ "$(choices <<<"$got")" = "$want" ] || fail "$point:$k: the answer differs from the reference"
-    stats="$(curl -s -m 10 "$url/v1/cache/stats")"
-    python3 - "$point:$k" "$got" "$stats" <<'PY' || fail "$point:$k: stats"
-import json, sys
-where, got, stats = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
-s = stats["spill"]
-assert s["enabled"], where
-assert s["restore_failures"] == 0, (where, s)
-print(where, "cached", got["usage"]["prompt_tokens_details"]["cached_tokens"], "entries",
-      s["entries"], "hits", s["hits"], "swept", s["swept_files"])
-PY
-    stop
+    after_crash "$point:$k"
   done
 done
 

@@ -20,6 +20,10 @@
 //         stopped (its writer is waited for), and a new server over the same directory (a
 //         restart) serves a new session with the same head and a new user message. The
 //         usage's cache.source of that request must be `disk`.
+//   spill the session spill (issue 11 §6), per context: a conversation's save (pipelined and
+//         in turn) and its restore after a restart, in GB/s of its rows in RAM and of its files
+//         against the raw rates above; the next turn's time to first token in process, cold
+//         against from the spill (measure_spill).
 //
 // The machine is shared (2 cores, other jobs): compare figures within one run, as ratios.
 //
@@ -27,6 +31,7 @@
 //        ~/.cache/anchorage-disk-bench, emptied of the bench's files before and after; not /tmp,
 //        which may be tmpfs: no disk)  --preset small  --contexts 8192,32768  --raw-mib 1024
 //        --block-mib 16  --repeats 5  --threads 0 (all)  --seed 1  --keep (leave the files)
+//        --parts tier,http,spill (which parts run besides raw; all by default)
 //        --quick (tiny preset, a 2k head: ~3.4k rendered over HTTP, the tools' floor; 128 MiB
 //        raw; admission from 1,024 tokens)
 //        --check (exit 1 unless the document has its parts and every disk request's source is
@@ -38,6 +43,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -47,6 +53,8 @@
 
 #include "bench_support.h"
 #include "cache/disk_tier.h"
+#include "cache/session_spill.h"
+#include "cache/state_copy.h"
 #include "core/aligned_buffer.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -75,6 +83,8 @@ struct Args {
   bool quick = false;
   bool check = false;
   bool keep = false;
+  std::string parts = "tier,http,spill";  // raw always runs: the others' ratios need it
+  bool part(std::string_view p) const { return parts.find(p) != std::string::npos; }
 };
 
 bool parse_i64(std::string_view s, int64_t* out) {
@@ -104,6 +114,8 @@ bool parse_args(int argc, char** argv, Args* a) {
     int64_t n = 0;
     if (f == "--dir") {
       a->dir = std::string(v);
+    } else if (f == "--parts") {
+      a->parts = std::string(v);
     } else if (f == "--preset") {
       a->preset = std::string(v);
       preset_set = true;
@@ -219,6 +231,126 @@ Json measure_raw(const Args& a, const std::string& dir) {
          {"write_gb_per_s", total / write_s * 1e-9},
          {"read_gb_per_s", total / read_s * 1e-9}};
   return out;
+}
+
+// --- spill: the session spill's save and restore, and a next turn after a restart ---------
+
+// One conversation of `ctx` random tokens prefilled and saved to a SessionSpill over `root`
+// (the tier admits nothing) --repeats times each way, alternating: with each block compressed
+// and written in turn, and pipelined (block i + 1 compressed while block i is written); then a
+// restart (a new spill over the directory) restores it --repeats times. The rows' GB/s count
+// the conversation's bytes in RAM (every view's rows and the sections), the files' GB/s what
+// went to the disk (compressed). The next turn's time to its first token, in process (engine
+// and spill, no HTTP): cold = prefill of the whole next prompt; spill = restore + prefill of
+// the new tokens; their logits compared with memcmp.
+Json measure_spill(const Args& a, server::ServedModel& model, const std::string& root,
+                   int64_t ctx) {
+  engine::Engine& engine = *model.engine;
+  server::CacheOptions co;
+  co.disk_root = root;
+  co.disk.admission.min_tokens = int64_t(1) << 40;  // the spill alone
+  co.disk.min_free_bytes = 0;
+  co.write_guard.budget_bytes = int64_t(1) << 50;  // a bench's writes are no day's budget
+  core::PosixFs fs;
+  core::Rng rng(a.seed * 131 + uint64_t(ctx));
+  std::vector<int32_t> conv(size_t(ctx), 0);
+  for (int32_t& t : conv) t = int32_t(rng.next_u64() % uint64_t(engine.vocab_size()));
+  std::vector<int32_t> next = conv;  // the next turn: 64 new tokens
+  for (int i = 0; i < 64; ++i)
+    next.push_back(int32_t(rng.next_u64() % uint64_t(engine.vocab_size())));
+  int64_t row_bytes = 0, section_bytes = 0;
+  for (const core::TensorSpec& v : engine.layout().views) row_bytes += v.bytes_per_token();
+  for (const core::TensorSpec& sec : engine.layout().sections) section_bytes += sec.bytes();
+  const double rows_total = double(ctx * row_bytes + section_bytes);
+
+  engine.reset();
+  int64_t t0 = core::now_ns();
+  if (core::Status s = engine.prefill(conv); !s.is_ok()) return {{"error", s.to_string()}};
+  const double prefill_s = seconds_since(t0);
+  const cache::SectionCopy end = cache::SectionCopy::capture(engine);
+  cache::SpillConversation c;
+  c.tokens = conv;
+  c.session = "spill-bench";
+  c.end = &end;
+  // The two ways alternate, --repeats times each (the machine is shared: medians).
+  std::map<bool, std::vector<double>> save_s;
+  int64_t file_bytes = 0;
+  for (int64_t r = 0; r < a.repeats; ++r) {
+    for (const bool pipelined : {false, true}) {
+      co.spill_options.pipelined_writes = pipelined;
+      auto tiers = server::open_disk_tier(fs, co, model);
+      if (!tiers || !tiers->spill) return {{"error", "no spill"}};
+      tiers->spill->clear();  // the last save's files: every block is written again
+      t0 = core::now_ns();
+      if (core::Status s = tiers->spill->save(engine, c, cache::SpillWrite::kDrain); !s.is_ok())
+        return {{"error", "save: " + s.to_string()}};
+      save_s[pipelined].push_back(seconds_since(t0));
+      file_bytes = tiers->spill->stats().bytes_written;
+    }
+  }
+  Json saves = Json::object();
+  for (const bool pipelined : {false, true}) {
+    std::vector<double>& v = save_s[pipelined];
+    std::sort(v.begin(), v.end());
+    const double med = v[v.size() / 2];
+    saves[pipelined ? "pipelined" : "in_turn"] = {
+        {"s_median", med},
+        {"s_runs", v},
+        {"rows_gb_per_s", rows_total / med * 1e-9},
+        {"file_gb_per_s", double(file_bytes) / med * 1e-9}};
+  }
+  saves["pipelined_over_in_turn"] =
+      saves["in_turn"]["s_median"].get<double>() / saves["pipelined"]["s_median"].get<double>();
+
+  // The next turn cold.
+  engine.reset();
+  t0 = core::now_ns();
+  if (core::Status s = engine.prefill(next); !s.is_ok()) return {{"error", s.to_string()}};
+  const double cold_s = seconds_since(t0);
+  const std::vector<float> cold_logits(engine.logits().begin(), engine.logits().end());
+
+  // A restart: a new spill over the directory.
+  auto tiers = server::open_disk_tier(fs, co, model);
+  if (!tiers || !tiers->spill) return {{"error", "no spill after the restart"}};
+  const cache::ResumeOffer offer = tiers->spill->offer(next, "spill-bench");
+  if (offer.source != cache::ResumeSource::kSpill || offer.resume_at != ctx)
+    return {{"error", "no spill offer at the conversation's end after the restart"}};
+  std::vector<double> restore_s, ttft_s;
+  bool equal = true;
+  int64_t read_bytes = 0;
+  for (int64_t r = 0; r < a.repeats; ++r) {
+    const int64_t before = tiers->spill->stats().read_bytes;
+    engine.reset();
+    t0 = core::now_ns();
+    if (core::Status s = tiers->spill->restore(engine, next, offer, 0); !s.is_ok())
+      return {{"error", "restore: " + s.to_string()}};
+    restore_s.push_back(seconds_since(t0));
+    if (core::Status s = engine.prefill(std::span<const int32_t>(next).subspan(size_t(ctx)));
+        !s.is_ok())
+      return {{"error", s.to_string()}};
+    ttft_s.push_back(seconds_since(t0));
+    read_bytes = tiers->spill->stats().read_bytes - before;
+    const std::span<const float> l = engine.logits();
+    equal = equal && l.size() == cold_logits.size() &&
+            std::memcmp(l.data(), cold_logits.data(), l.size() * sizeof(float)) == 0;
+  }
+  std::sort(restore_s.begin(), restore_s.end());
+  std::sort(ttft_s.begin(), ttft_s.end());
+  const double rs = restore_s[restore_s.size() / 2];
+  const double ts = ttft_s[ttft_s.size() / 2];
+  return {{"tokens", ctx},
+          {"rows_bytes", int64_t(rows_total)},
+          {"file_bytes", file_bytes},
+          {"codec_ratio", rows_total / double(std::max<int64_t>(file_bytes, 1))},
+          {"prefill_s", prefill_s},
+          {"save", saves},
+          {"restore_s_median", rs},
+          {"restore_rows_gb_per_s", rows_total / rs * 1e-9},
+          {"restore_file_gb_per_s", double(read_bytes) / rs * 1e-9},
+          {"next_turn_cold_s", cold_s},
+          {"next_turn_from_spill_s", ts},
+          {"cold_over_spill", cold_s / ts},
+          {"logits_equal_cold", equal}};
 }
 
 // --- tier: DiskTier's own write and restore -------------------------------------------------
@@ -498,6 +630,10 @@ bool check(const Json& d) {
   need(d["tier"].value("logits_equal_cold", false), "restored logits equal the cold prefill's");
   need(d["tier"].value("bytes_written", 0) > 0, "tier wrote bytes");
   need(d["http"].contains("rows") && !d["http"]["rows"].empty(), "http rows");
+  for (const Json& r : d["spill"]) {
+    need(r.contains("restore_rows_gb_per_s"), "spill restore rate");
+    need(r.value("logits_equal_cold", false), "a next turn from the spill equals the cold one");
+  }
   for (const Json& r : d["http"].value("rows", Json::array())) {
     need(r.contains("cold") && r["cold"].is_object(), "cold request answered");
     need(r.contains("disk") && r["disk"].is_object() && r["disk"].value("source", "") == "disk",
@@ -533,7 +669,8 @@ int main(int argc, char** argv) {
   }
   const std::string tier_root = core::path_join(a.dir, "tier");
   const std::string http_root = core::path_join(a.dir, "http");
-  for (const std::string& d : {a.dir, tier_root, http_root}) {
+  const std::string spill_root = core::path_join(a.dir, "spill");
+  for (const std::string& d : {a.dir, tier_root, http_root, spill_root}) {
     if (core::Status s = fs.create_dir(d); !s.is_ok()) {
       std::fprintf(stderr, "disk_bench: %s\n", s.to_string().c_str());
       return 1;
@@ -541,8 +678,8 @@ int main(int argc, char** argv) {
   }
 
   // A fresh start: no file of an earlier run (a --keep, a crash) may serve this one.
-  for (const std::string& r : {tier_root, http_root}) {
-    remove_files(fs, core::path_join(r, "disk"));
+  for (const std::string& r : {tier_root, http_root, spill_root}) {
+    for (const char* sub : {"disk", "sessions"}) remove_files(fs, core::path_join(r, sub));
     remove_files(fs, r);
   }
   remove_files(fs, a.dir);
@@ -564,7 +701,8 @@ int main(int argc, char** argv) {
 
   Json raw = measure_raw(a, a.dir);
   std::fprintf(stderr, "disk_bench: raw %s\n", raw.dump().c_str());
-  Json tier = measure_tier(a, model, tier_root, a.contexts.front());
+  Json tier =
+      a.part("tier") ? measure_tier(a, model, tier_root, a.contexts.front()) : Json::object();
   std::fprintf(stderr, "disk_bench: tier %s\n", tier.dump().c_str());
   if (tier.contains("restore_gb_per_s_median") && raw.contains("read_gb_per_s"))
     tier["restore_over_raw_read"] =
@@ -575,7 +713,23 @@ int main(int argc, char** argv) {
   if (tier.contains("write_gb_per_s") && raw.contains("write_gb_per_s"))
     tier["write_over_raw_write"] =
         tier["write_gb_per_s"].get<double>() / raw["write_gb_per_s"].get<double>();
-  Json http = measure_http(a, model, http_root);
+  Json http = a.part("http") ? measure_http(a, model, http_root) : Json::object();
+  Json spill = Json::array();
+  for (int64_t ctx : a.contexts) {
+    if (!a.part("spill")) break;
+    Json row = measure_spill(a, model, spill_root, ctx);
+    if (row.contains("restore_rows_gb_per_s") && raw.contains("read_gb_per_s")) {
+      const double raw_read = raw["read_gb_per_s"].get<double>();
+      row["restore_rows_over_raw_read"] = row["restore_rows_gb_per_s"].get<double>() / raw_read;
+      row["restore_file_over_raw_read"] = row["restore_file_gb_per_s"].get<double>() / raw_read;
+      const double raw_write = raw["write_gb_per_s"].get<double>();
+      for (const char* k : {"pipelined", "in_turn"})
+        row["save"][k]["rows_over_raw_write"] =
+            row["save"][k]["rows_gb_per_s"].get<double>() / raw_write;
+    }
+    std::fprintf(stderr, "disk_bench: spill %s\n", row.dump().c_str());
+    spill.push_back(std::move(row));
+  }
 
   Json doc = {{"benchmark", "disk"},
               {"preset", a.preset},
@@ -591,12 +745,13 @@ int main(int argc, char** argv) {
               {"run_s", seconds_since(t0)},
               {"raw", raw},
               {"tier", tier},
-              {"http", http}};
+              {"http", http},
+              {"spill", spill}};
   std::printf("%s\n", doc.dump(2).c_str());
 
   if (!a.keep) {
-    for (const std::string& r : {tier_root, http_root}) {
-      remove_files(fs, core::path_join(r, "disk"));
+    for (const std::string& r : {tier_root, http_root, spill_root}) {
+      for (const char* sub : {"disk", "sessions"}) remove_files(fs, core::path_join(r, sub));
       remove_files(fs, r);
     }
     remove_files(fs, a.dir);

@@ -75,18 +75,32 @@ int64_t Budget::shed_cheaper_than(const CacheLevel& level, int64_t want) {
 
 core::Status Budget::make_room_for_prefill(int64_t workspace_bytes) {
   ++prefills_checked_;
-  const int64_t over = engine_bytes_ + held_bytes() + workspace_bytes - options_.peak_bytes;
+  return make_room(workspace_bytes, "the prefill's workspace");
+}
+
+core::Status Budget::make_room_for_read(int64_t bytes) {
+  ++reads_checked_;
+  if (engine_bytes_ + bytes > options_.peak_bytes) {
+    ++refusals_;
+    return core::Status::resource_exhausted("memory budget: a read's " + std::to_string(bytes) +
+                                            " bytes do not fit under the peak");
+  }
+  return make_room(bytes, "a read's rows");
+}
+
+core::Status Budget::make_room(int64_t bytes, const char* what) {
+  const int64_t over = engine_bytes_ + held_bytes() + bytes - options_.peak_bytes;
   if (over <= 0) return core::Status::ok();
   ++prefills_shed_;
   // A level may give back less than asked (its entries are indivisible), so re-measure.
   shed_first(levels_.size(), over);
-  const int64_t still = engine_bytes_ + held_bytes() + workspace_bytes - options_.peak_bytes;
+  const int64_t still = engine_bytes_ + held_bytes() + bytes - options_.peak_bytes;
   if (still <= 0) return core::Status::ok();
   ++refusals_;
-  ANCHORAGE_LOG_WARN("budget: prefill refused, workspace %lld bytes, over the peak by %lld",
-                     static_cast<long long>(workspace_bytes), static_cast<long long>(still));
-  return core::Status::resource_exhausted("memory budget: the prefill's workspace (" +
-                                          std::to_string(workspace_bytes) +
+  ANCHORAGE_LOG_WARN("budget: %s refused, %lld bytes, over the peak by %lld", what,
+                     static_cast<long long>(bytes), static_cast<long long>(still));
+  return core::Status::resource_exhausted(std::string("memory budget: ") + what + " (" +
+                                          std::to_string(bytes) +
                                           " bytes) does not fit under the peak");
 }
 
@@ -104,6 +118,7 @@ BudgetStats Budget::stats() const {
   s.slack_bytes = options_.slack_bytes;
   s.prefills_checked = prefills_checked_;
   s.prefills_shed = prefills_shed_;
+  s.reads_checked = reads_checked_;
   s.refusals = refusals_;
   s.pooled_bytes = int64_t(SectionPool::instance().held_bytes());
   for (const Level& l : levels_) {

@@ -54,8 +54,9 @@ struct BudgetStats {
   int64_t peak_bytes = 0;
   int64_t slack_bytes = 0;
   int64_t prefills_checked = 0;
-  int64_t prefills_shed = 0;  // prefills before which some level was shed
-  int64_t refusals = 0;       // prefills refused (ResourceExhausted)
+  int64_t prefills_shed = 0;  // prefills (and reads) before which some level was shed
+  int64_t reads_checked = 0;  // make_room_for_read (a prewarm's blocks)
+  int64_t refusals = 0;       // prefills and reads refused (ResourceExhausted)
   int64_t shed_bytes = 0;     // every level
   // Released state copies waiting for the next capture (section_pool.h): bounded there, not
   // a level (nothing to shed), and not counted in held_bytes.
@@ -72,6 +73,7 @@ struct BudgetStats {
     f("slack_bytes", slack_bytes, StatKind::kGauge);
     f("prefills_checked", prefills_checked, StatKind::kCounter);
     f("prefills_shed", prefills_shed, StatKind::kCounter);
+    f("reads_checked", reads_checked, StatKind::kCounter);
     f("refusals", refusals, StatKind::kCounter);
     f("shed_bytes", shed_bytes, StatKind::kCounter);
     f("pooled_bytes", pooled_bytes, StatKind::kGauge);
@@ -114,6 +116,11 @@ class Budget {
 
   // The scratch a prefill forwarding n_tokens needs (StateCost): floor + per_token * (n - 1),
   // never more than the cap (prefills are cut into chunks); the floor for n <= 1.
+  // Before a read that holds `bytes` in RAM beyond the engine until it is done (a prewarm's
+  // blocks, checked before any is written): as make_room_for_prefill, but refused at once,
+  // nothing shed, when it would not fit with every level shed.
+  core::Status make_room_for_read(int64_t bytes);
+
   static int64_t prefill_workspace_bytes(const engine::StateCost& cost, int64_t n_tokens);
 
   BudgetStats stats() const;
@@ -125,12 +132,14 @@ class Budget {
   };
   // Sheds levels [0, end) cheapest first until `want` bytes went; returns the bytes freed.
   int64_t shed_first(size_t end, int64_t want);
+  core::Status make_room(int64_t bytes, const char* what);
 
   BudgetOptions options_;
   int64_t engine_bytes_ = 0;
   std::vector<Level> levels_;
   int64_t prefills_checked_ = 0;
   int64_t prefills_shed_ = 0;
+  int64_t reads_checked_ = 0;
   int64_t refusals_ = 0;
 };
 

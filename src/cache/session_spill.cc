@@ -386,13 +386,23 @@ Status SessionSpill::save(engine::Engine& engine, const SpillConversation& conv,
 
   int64_t written = 0;
   std::vector<std::string> names;
+  // The block compressed while the one before it is written (options_.pipelined_writes).
+  std::unique_ptr<PendingBlock> pending;
   auto note_write = [&](const std::string& name) {
     auto size = store_->size(name);
     file_bytes_[name] = size ? *size : 0;
     written += int64_t(file_bytes_[name]);
     ++counts_.blocks_written;
   };
+  auto write_pending = [&]() -> Status {
+    if (!pending) return Status::ok();
+    std::unique_ptr<PendingBlock> p = std::move(pending);
+    if (Status s = write_block(*p); !s.is_ok()) return s;
+    note_write(block_name(p->block.key));
+    return Status::ok();
+  };
   auto fail = [&](const Status& s) {
+    pending.reset();  // waits for its frames
     ++counts_.write_errors;
     if (options_.guard) options_.guard->add(WriteSource::kSpill, written);
     return s;
@@ -405,18 +415,24 @@ Status SessionSpill::save(engine::Engine& engine, const SpillConversation& conv,
     core::Result<RowCopy> got =
         conv.rows ? conv.rows(b, end) : core::Result<RowCopy>(RowCopy::capture(engine, b, end));
     if (!got) return fail(got.error());
-    const RowCopy& rows = *got;
     hasher.feed(conv.tokens.subspan(size_t(b), size_t(end - b)));
-    Block blk{CacheKey{}, b, end, copy_sums(rows)};
+    Block blk{CacheKey{}, b, end, copy_sums(*got)};
     blk.key = content_key(hasher.key(), blk.sums);
     const std::string name = block_name(blk.key);
     if (file_refs_.count(name) != 0 || store_->exists(name)) {
       ++counts_.blocks_kept;
     } else {
-      if (Status s = put_block(blk, prev, conv.tokens.subspan(size_t(b), size_t(end - b)), rows);
-          !s.is_ok())
-        return fail(s);
-      note_write(name);
+      auto p = std::make_unique<PendingBlock>();
+      p->block = blk;
+      p->prev = prev;
+      p->ids = conv.tokens.subspan(size_t(b), size_t(end - b));
+      p->rows = std::move(*got);
+      encode_block(*p);
+      // Block i is written while block i + 1 (this one) is compressed.
+      if (Status s = write_pending(); !s.is_ok()) return fail(s);
+      pending = std::move(p);
+      if (!options_.pipelined_writes)
+        if (Status s = write_pending(); !s.is_ok()) return fail(s);
     }
     names.push_back(name);
     prev = blk.key;
@@ -439,6 +455,7 @@ Status SessionSpill::save(engine::Engine& engine, const SpillConversation& conv,
     }
     e.blocks.push_back(std::move(blk));
   }
+  if (Status s = write_pending(); !s.is_ok()) return fail(s);
   if (Status s = put_manifest(e); !s.is_ok()) return fail(s);
   {
     auto size = store_->size(e.id + kManifestSuffix);
@@ -484,26 +501,42 @@ std::optional<std::vector<std::array<uint64_t, 2>>> SessionSpill::known_anchor_s
   return std::nullopt;
 }
 
-// A block file: the disk tier's cache file format, kind 6, with the chunk's fields and the
-// codec's name in the metadata, and one section per view holding that view's packed rows as
-// one spill codec frame (docs/formats/disk-tier.md "spill block").
-Status SessionSpill::put_block(const Block& b, const CacheKey& prev, std::span<const int32_t> ids,
-                               const RowCopy& rows) {
-  std::vector<std::vector<uint8_t>> frames(layout_.views.size());
-  std::vector<std::future<Status>> pending;
-  for (size_t i = 0; i < frames.size(); ++i) {
+SessionSpill::PendingBlock::~PendingBlock() {
+  for (auto& f : encoding)
+    if (f.valid()) f.wait();  // the pool writes into `frames` until then
+}
+
+// Starts compressing the block's views: on the codec pool, returning at once (the caller
+// writes the block before it meanwhile); without a pool, here.
+void SessionSpill::encode_block(PendingBlock& p) {
+  p.frames.resize(layout_.views.size());
+  for (size_t i = 0; i < p.frames.size(); ++i) {
     const size_t elem = size_t(core::dtype_size(layout_.views[i].dtype));
-    const auto* data = static_cast<const uint8_t*>(rows.part(i));
+    const auto* data = static_cast<const uint8_t*>(p.rows.part(i));
     if (pool_) {
-      pending.push_back(
-          pool_->encode_async(options_.codec, data, rows.part_bytes(i), elem, &frames[i]));
-    } else if (Status s = spill_encode(options_.codec, data, rows.part_bytes(i), elem, frames[i]);
-               !s.is_ok()) {
-      return s;
+      p.encoding.push_back(
+          pool_->encode_async(options_.codec, data, p.rows.part_bytes(i), elem, &p.frames[i]));
+    } else if (p.encoded.is_ok()) {
+      p.encoded = spill_encode(options_.codec, data, p.rows.part_bytes(i), elem, p.frames[i]);
     }
   }
-  for (auto& f : pending)
-    if (Status s = f.get(); !s.is_ok()) return s;
+}
+
+// A block file: the disk tier's cache file format, kind 6, with the chunk's fields and the
+// codec's name in the metadata, and one section per view holding that view's packed rows as
+// one spill codec frame (docs/formats/disk-tier.md "spill block"). Waits for the frames first.
+Status SessionSpill::write_block(PendingBlock& p) {
+  Status encoded = p.encoded;
+  for (auto& f : p.encoding) {
+    Status s = f.get();
+    if (encoded.is_ok()) encoded = s;
+  }
+  p.encoding.clear();
+  if (!encoded.is_ok()) return encoded;
+  const Block& b = p.block;
+  const CacheKey& prev = p.prev;
+  const std::span<const int32_t> ids = p.ids;
+  const std::vector<std::vector<uint8_t>>& frames = p.frames;
   nlohmann::json meta = {{"fingerprint", fingerprint_},
                          {"begin", b.begin},
                          {"end", b.end},
@@ -618,17 +651,24 @@ ResumeOffer SessionSpill::offer(std::span<const int32_t> prompt, std::string_vie
 }
 
 void SessionSpill::note_unused(std::span<const int32_t> prompt, const ResumeOffer& mine,
-                               const ResumeOffer& chosen) {
+                               const ResumeOffer& chosen, int64_t aligned_end) {
   const int64_t m = int64_t(prompt.size());
-  if (chosen.source == ResumeSource::kSpill || m < 2) return;
+  if (m < 2) return;
   int64_t shared = 0;  // the furthest any entry goes into the prompt (one token left)
   for (const auto& [id, e] : entries_)
     shared = std::max(shared, std::min(common_prefix(e.tokens, prompt), m - 1));
   const int64_t start = std::max<int64_t>(chosen.resume_at, 0);
-  if (shared <= start || shared < options_.block_rows) return;
   const char* why = "short";
   int64_t* count = &counts_.unused_short;
-  if (mine.useful() && mine.resume_at > start) {
+  if (aligned_end > shared && aligned_end - start >= options_.block_rows) {
+    // Only the end alignment would go there; even a start from the spill stops below it.
+    why = "end_no_align";
+    count = &counts_.unused_end_no_align;
+    shared = aligned_end;
+  } else if (chosen.source == ResumeSource::kSpill || shared <= start ||
+             shared < options_.block_rows) {
+    return;
+  } else if (mine.useful() && mine.resume_at > start) {
     why = "slow";
     count = &counts_.unused_slow;
   } else if (shared - start >= options_.block_rows) {
@@ -759,11 +799,10 @@ Status SessionSpill::restore_entry(engine::Engine& engine, Entry& e, int64_t p,
   return Status::ok();
 }
 
-core::Result<SessionSpill::Restored> SessionSpill::prewarm(engine::Engine& engine,
-                                                           std::span<const int32_t> prompt,
-                                                           const ResumeOffer& offer,
-                                                           int64_t rows_in_place,
-                                                           const std::function<bool()>& yield) {
+core::Result<SessionSpill::Restored> SessionSpill::prewarm(
+    engine::Engine& engine, std::span<const int32_t> prompt, const ResumeOffer& offer,
+    int64_t rows_in_place, const std::function<bool()>& yield,
+    const std::function<Status(int64_t)>& reserve) {
   if (offer.source != ResumeSource::kSpill || offer.resume_at <= 0)
     return Status::invalid_argument("session spill: not a spill offer");
   Entry* found = offered_entry(prompt, offer.resume_at);
@@ -774,6 +813,12 @@ core::Result<SessionSpill::Restored> SessionSpill::prewarm(engine::Engine& engin
   if (n > engine.capacity()) return Status::invalid_argument("session spill: too long");
   // The rows in place are the prompt's; the entry's only as far as its tokens are the prompt's.
   rows_in_place = std::min(rows_in_place, common_prefix(e.tokens, prompt));
+  if (reserve) {
+    int64_t held = section_bytes_;
+    for (const Block& b : e.blocks)
+      if (b.end > rows_in_place) held += (b.end - b.begin) * row_bytes_;
+    if (Status s = reserve(held); !s.is_ok()) return s;
+  }
   const int64_t t0 = core::now_ns();
   int64_t read = 0;
   auto sections = read_checked_anchor(e.anchors.back(), &read);
@@ -817,12 +862,20 @@ std::vector<int32_t> SessionSpill::resident_tokens() const {
 }
 
 std::span<const int32_t> SessionSpill::session_tokens(std::string_view session) const {
+  return session_record(session).tokens;
+}
+
+SessionSpill::SessionRecord SessionSpill::session_record(std::string_view session) const {
   if (session.empty()) return {};
   auto it = entries_.find(entry_id(session, {}));
   if (it == entries_.end() || it->second.anchors.empty()) return {};
-  const std::vector<int32_t>& t = it->second.tokens;
-  return std::span<const int32_t>(t).first(
-      size_t(std::min<int64_t>(int64_t(t.size()), it->second.anchors.back().position)));
+  const Entry& e = it->second;
+  SessionRecord r;
+  r.tokens = std::span<const int32_t>(e.tokens).first(
+      size_t(std::min<int64_t>(int64_t(e.tokens.size()), e.anchors.back().position)));
+  r.hidden = e.hidden;
+  r.regions = e.regions;
+  return r;
 }
 
 core::Result<SessionSpill::Restored> SessionSpill::restore_resident(engine::Engine& engine) {

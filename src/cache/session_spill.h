@@ -28,6 +28,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -64,6 +65,9 @@ struct SessionSpillOptions {
   // threads that compress and decompress a block's planes.
   SpillCodecKind codec = SpillCodecKind::kZstd;
   int codec_threads = 2;
+  // A save compresses block i + 1 on the codec threads while block i is written (false: each
+  // block compressed, then written, in turn; disk_bench compares the two).
+  bool pipelined_writes = true;
   // Until the spill has measured its own reads: the read rate the Planner's cost assumes.
   double prior_read_bytes_per_s = 1.0e9;
   // Wall-clock seconds since the epoch (tests fake it; the TTL and least recently used).
@@ -112,6 +116,9 @@ struct SessionSpillStats {
   int64_t unused_slow = 0;           // offered, but the read cost more than the prefill saved
   int64_t unused_anchors_below = 0;  // the entry's rows go a block or more further, no anchor
   int64_t unused_short = 0;          // they go less than a block further, no anchor
+  // The session's entry serves the prompt a block or more further only through the end
+  // alignment (its text, not its tokens, continues there), which the spill does not apply.
+  int64_t unused_end_no_align = 0;
   int64_t read_mb_per_s = 0;
 
   template <class F>
@@ -137,6 +144,7 @@ struct SessionSpillStats {
     f("unused_slow", unused_slow, StatKind::kCounter);
     f("unused_anchors_below", unused_anchors_below, StatKind::kCounter);
     f("unused_short", unused_short, StatKind::kCounter);
+    f("unused_end_no_align", unused_end_no_align, StatKind::kCounter);
     f("read_mb_per_s", read_mb_per_s, StatKind::kGauge);
   }
 };
@@ -184,6 +192,14 @@ class SessionSpill : public OfferSource {
   // The tokens of the session's entry up to its end anchor (empty: no entry). Valid until the
   // next save, restore or clear.
   std::span<const int32_t> session_tokens(std::string_view session) const;
+  // The same entry with what its end alignment needs: its hidden spans and generated regions
+  // (tokens empty: no entry). Valid as session_tokens.
+  struct SessionRecord {
+    std::span<const int32_t> tokens;
+    std::span<const HiddenSpan> hidden;
+    std::span<const std::pair<int64_t, int64_t>> regions;
+  };
+  SessionRecord session_record(std::string_view session) const;
   struct Restored {
     std::vector<int32_t> tokens;
     std::string session;
@@ -198,16 +214,22 @@ class SessionSpill : public OfferSource {
   // its end in place. Every block is read and checked before a byte is written into the engine:
   // `yield` is asked before each block, and when it says true the engine is left untouched
   // (Cancelled; the entry stays). A failed check costs the entry and leaves the engine
-  // untouched too.
+  // untouched too. The blocks read wait in RAM until the last is checked: `reserve` is told
+  // their bytes and the end anchor's before the first read, and a status it refuses with is
+  // returned, nothing read (the caller's memory Budget).
   core::Result<Restored> prewarm(engine::Engine& engine, std::span<const int32_t> prompt,
                                  const ResumeOffer& offer, int64_t rows_in_place,
-                                 const std::function<bool()>& yield);
+                                 const std::function<bool()>& yield,
+                                 const std::function<core::Status(int64_t bytes)>& reserve = {});
 
   // A request's start is planned: when an entry shares more of the prompt than where it
   // starts (`chosen`) and the spill's own offer (`mine`) was not taken, one log line names why
-  // (token counts only) and a counter moves.
+  // (token counts only) and a counter moves. `aligned_end`: how far the session's entry would
+  // serve the prompt through the end alignment on its own tokens and regions (the caller's, it
+  // has the text; 0: it does not align) — past its tokens' common prefix and a block or more
+  // past the start, that is the why (end_no_align), whichever tier the start came from.
   void note_unused(std::span<const int32_t> prompt, const ResumeOffer& mine,
-                   const ResumeOffer& chosen);
+                   const ResumeOffer& chosen, int64_t aligned_end = 0);
 
   double read_ms(int64_t bytes) const;
   void clear();
@@ -265,8 +287,20 @@ class SessionSpill : public OfferSource {
   // A block's rows read, decoded and summed again against the manifest.
   LoadedBlock load_block(const Entry& e, const Block& b) const;
   void note_read(const Entry& e, int64_t bytes, int64_t t0_ns);
-  core::Status put_block(const Block& b, const CacheKey& prev, std::span<const int32_t> ids,
-                         const RowCopy& rows);
+  // A block on its way to the disk: its rows, its frames being compressed on the codec pool
+  // (encode_block), then its file written (write_block). Waits for its frames when it goes.
+  struct PendingBlock {
+    Block block;
+    CacheKey prev;
+    std::span<const int32_t> ids;
+    RowCopy rows;
+    std::vector<std::vector<uint8_t>> frames;
+    std::vector<std::future<core::Status>> encoding;
+    core::Status encoded;  // an inline encode's outcome
+    ~PendingBlock();
+  };
+  void encode_block(PendingBlock& p);
+  core::Status write_block(PendingBlock& p);
   core::Status read_block(const Block& b, std::span<const int32_t> ids, RowCopy* rows) const;
 
   std::unique_ptr<BlobStore> store_;

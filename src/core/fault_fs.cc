@@ -34,14 +34,14 @@ class FaultFs::Writable : public WritableFile {
       return error_ = s.is_ok() ? Status::io_error("injected short write to " + path_) : s;
     }
     if (Status s = base_->append(data); !s.is_ok()) return error_ = s;
-    fs_->passed(CrashPoint::kAppended);
+    fs_->passed(CrashPoint::kAppended, path_);
     return Status::ok();
   }
   Status sync() override {
     if (!error_.is_ok()) return error_;
     if (Status s = fs_->enter(FsOp::kSync, path_); !s.is_ok()) return error_ = s;
     if (Status s = base_->sync(); !s.is_ok()) return error_ = s;
-    fs_->passed(CrashPoint::kSynced);
+    fs_->passed(CrashPoint::kSynced, path_);
     return Status::ok();
   }
   Status close() override {
@@ -94,10 +94,12 @@ void FaultFs::short_write_nth(int64_t n, size_t prefix_bytes) {
   short_write_bytes_ = prefix_bytes;
 }
 
-void FaultFs::crash_at(CrashPoint p, int64_t k, std::function<void()> hook) {
+void FaultFs::crash_at(CrashPoint p, int64_t k, std::function<void()> hook, std::string within) {
   std::lock_guard<std::mutex> lock(mu_);
   crash_point_ = p;
-  crash_at_ = passed_[static_cast<int>(p)] + std::max<int64_t>(k, 1);
+  crash_at_ = std::max<int64_t>(k, 1);
+  crash_within_ = std::move(within);
+  crash_seen_ = 0;
   crash_hook_ = std::move(hook);
 }
 
@@ -148,12 +150,14 @@ Status FaultFs::enter(FsOp op, const std::string& what, size_t* short_prefix) {
   return Status::ok();
 }
 
-void FaultFs::passed(CrashPoint p) {
+void FaultFs::passed(CrashPoint p, const std::string& path) {
   std::function<void()> hook;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const int64_t n = ++passed_[static_cast<int>(p)];
-    if (crash_at_ == 0 || p != crash_point_ || n != crash_at_) return;
+    ++passed_[static_cast<int>(p)];
+    if (crash_at_ == 0 || p != crash_point_) return;
+    if (!crash_within_.empty() && path.find(crash_within_) == std::string::npos) return;
+    if (++crash_seen_ != crash_at_) return;
     crashed_ = true;
     hook = std::move(crash_hook_);
     crash_at_ = 0;
@@ -166,7 +170,7 @@ Result<std::unique_ptr<WritableFile>> FaultFs::create(const std::string& path) {
   if (Status s = enter(FsOp::kCreate, path); !s.is_ok()) return s;
   auto f = base_.create(path);
   if (!f) return f.error();
-  passed(CrashPoint::kCreated);
+  passed(CrashPoint::kCreated, path);
   return std::unique_ptr<WritableFile>(new Writable(this, path, std::move(f.value())));
 }
 
@@ -187,7 +191,7 @@ Result<std::unique_ptr<ReadableFile>> FaultFs::open_read(const std::string& path
 Status FaultFs::rename(const std::string& from, const std::string& to) {
   if (Status s = enter(FsOp::kRename, from); !s.is_ok()) return s;
   if (Status s = base_.rename(from, to); !s.is_ok()) return s;
-  passed(CrashPoint::kRenamed);
+  passed(CrashPoint::kRenamed, to);
   return Status::ok();
 }
 
@@ -204,7 +208,7 @@ Status FaultFs::create_dir(const std::string& path) {
 Status FaultFs::sync_dir(const std::string& path) {
   if (Status s = enter(FsOp::kSyncDir, path); !s.is_ok()) return s;
   if (Status s = base_.sync_dir(path); !s.is_ok()) return s;
-  passed(CrashPoint::kDirSynced);
+  passed(CrashPoint::kDirSynced, path);
   return Status::ok();
 }
 

@@ -69,7 +69,9 @@ class FaultFs : public Fs {
   void short_write_nth(int64_t n, size_t prefix_bytes);
   // Runs `hook` when crash point `p` is passed for the kth time from now (k >= 1); afterwards
   // every call fails (the process is dead). A hook that does not return (SIGKILL) is fine.
-  void crash_at(CrashPoint p, int64_t k, std::function<void()> hook);
+  // With `within`, only steps on a path containing it count toward k (one writer's files
+  // among several: the session spill's, not the disk tier's).
+  void crash_at(CrashPoint p, int64_t k, std::function<void()> hook, std::string within = {});
   // Drops every fault and revives a dead FaultFs; counts go on.
   void clear_faults();
 
@@ -100,8 +102,8 @@ class FaultFs : public Fs {
   // OK lets it through. For an append, *short_prefix gets the bytes to write before failing
   // (SIZE_MAX: all of them).
   Status enter(FsOp op, const std::string& what, size_t* short_prefix = nullptr);
-  // After a step succeeded: counts the crash point and runs its hook when due.
-  void passed(CrashPoint p);
+  // After a step on `path` succeeded: counts the crash point and runs its hook when due.
+  void passed(CrashPoint p, const std::string& path);
 
   struct OpFault {
     int64_t at = 0;  // the call count at which it fires (0: none)
@@ -116,7 +118,9 @@ class FaultFs : public Fs {
   int64_t short_write_at_ = 0;  // the append count at which the short write fires (0: none)
   size_t short_write_bytes_ = 0;
   CrashPoint crash_point_ = CrashPoint::kCreated;
-  int64_t crash_at_ = 0;  // crash_point_'s count at which the hook runs (0: none)
+  int64_t crash_at_ = 0;      // crash_point_'s count at which the hook runs (0: none)
+  std::string crash_within_;  // only paths containing it count ("": every path)
+  int64_t crash_seen_ = 0;    // crash_point_ passed on such paths since crash_at
   std::function<void()> crash_hook_;
   int64_t injected_ = 0;
   bool crashed_ = false;

@@ -18,13 +18,17 @@ DiskFs::DiskFs() {
   const size_t colon = s.find(':');
   const std::string point = s.substr(0, colon);
   const int64_t k = colon == std::string::npos ? 1 : std::atoll(s.c_str() + colon + 1);
+  // A third field: only steps on paths containing it count (e.g. `sessions`: the spill's).
+  const size_t second = colon == std::string::npos ? colon : s.find(':', colon + 1);
+  const std::string within = second == std::string::npos ? "" : s.substr(second + 1);
   for (int i = 0; i < core::kCrashPointCount; ++i) {
     const auto p = static_cast<core::CrashPoint>(i);
     if (point != core::crash_point_name(p)) continue;
     fault_ = std::make_unique<core::FaultFs>(posix_);
-    fault_->crash_at(p, std::max<int64_t>(k, 1), [] { ::raise(SIGKILL); });
-    core::log(core::LogLevel::kWarn, "ANCHORAGE_FS_CRASH_AT: this process dies at %s #%lld",
-              point.c_str(), (long long)k);
+    fault_->crash_at(
+        p, std::max<int64_t>(k, 1), [] { ::raise(SIGKILL); }, within);
+    core::log(core::LogLevel::kWarn, "ANCHORAGE_FS_CRASH_AT: this process dies at %s #%lld%s%s",
+              point.c_str(), (long long)k, within.empty() ? "" : " within ", within.c_str());
     return;
   }
   core::log(core::LogLevel::kWarn, "ANCHORAGE_FS_CRASH_AT=%s names no crash point; ignored", spec);

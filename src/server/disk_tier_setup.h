@@ -21,9 +21,9 @@ core::Result<DiskTiers> open_disk_tier(core::Fs& fs, const CacheOptions& options
                                        const ServedModel& model);
 
 // The file system the disk tier writes through: PosixFs, or — when the environment variable
-// ANCHORAGE_FS_CRASH_AT=<point>:<k> is set (a crash test's seam, docs/disk-tier.md "Crash
-// safety") — a FaultFs over it that SIGKILLs the process at the k-th crash point of that name
-// (created, appended, synced, renamed, dir_synced).
+// ANCHORAGE_FS_CRASH_AT=<point>:<k>[:<part>] is set (a crash test's seam, docs/disk-tier.md
+// "Crash safety") — a FaultFs over it that SIGKILLs the process at the k-th crash point of that
+// name (created, appended, synced, renamed, dir_synced), on a path containing `part` if given.
 class DiskFs {
  public:
   DiskFs();

@@ -248,6 +248,24 @@ std::optional<std::vector<int32_t>> EngineCaches::align_record(
   return served;
 }
 
+// How far the session's spilled conversation would serve the prompt through the end
+// alignment on its own tokens and regions — the spill matches tokens only (note_unused's
+// end_no_align). 0 unless its end is a block or more past the start and its tokens part from
+// the prompt below it: only then is there something to name, and the alignment is run.
+int64_t EngineCaches::spill_aligned_end(const GenerationJob& job, const std::string& session,
+                                        const cache::OfferScope& scope, int64_t start) const {
+  const cache::SessionSpill::SessionRecord rec = spill_->session_record(session);
+  const int64_t e = int64_t(rec.tokens.size());
+  const int64_t below = spill_->options().block_rows;
+  if (e - std::max<int64_t>(start, 0) < below || common_prefix(rec.tokens, job.prompt) >= e)
+    return 0;
+  std::vector<text::GeneratedRegion> regions;
+  for (auto [b, end] : rec.regions) regions.push_back({b, end});
+  auto served =
+      align_record(rec.tokens, e, rec.hidden, regions, job.prompt, job.prompt_text, scope);
+  return served ? common_prefix(*served, rec.tokens) : 0;
+}
+
 cache::OfferScope EngineCaches::scope_of(const SessionKey& session) const {
   return options_.tenant_scope ? cache::OfferScope::tenant(ledger_, session.tenant)
                                : cache::OfferScope::global();
@@ -507,7 +525,8 @@ core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
       cache::ResumeOffer mine;
       for (const cache::ResumeOffer& o : plan->offers)
         if (o.source == cache::ResumeSource::kSpill) mine = o;
-      spill_->note_unused(start.served.tokens, mine, plan->chosen);
+      spill_->note_unused(start.served.tokens, mine, plan->chosen,
+                          spill_aligned_end(job, session, scope, plan->chosen.resume_at));
     }
     start.offer = restore(start.served.tokens, session, job.max_tokens, plan->chosen);
     // The last user message's start is known in the client's tokens only.
@@ -748,14 +767,24 @@ CachePrewarm EngineCaches::prewarm(const std::vector<int32_t>& prompt,
   // The disk writer stops copying rows the read may overwrite: the entry's tokens are the
   // prompt's up to the offer at least, so none below that or the rows in place.
   if (disk_) disk_->fence(std::min(rows_in_place, chosen.resume_at));
-  auto r = spill_->prewarm(engine_, served.tokens, chosen, rows_in_place, yield);
+  // The blocks read wait in RAM until the last is checked: charged to the memory Budget as a
+  // prefill's workspace is (cheaper levels shed), or no read.
+  auto r = spill_->prewarm(
+      engine_, served.tokens, chosen, rows_in_place,
+      [&] {
+        if (options_.test_prewarm_block) options_.test_prewarm_block();
+        return yield && yield();
+      },
+      [&](int64_t bytes) { return budget_.make_room_for_read(bytes); });
   if (!r) {
     const core::StatusCode code = r.error().code();
-    out.why = code == core::StatusCode::kCancelled ? "yielded" : "not_on_disk";
-    // A refused entry leaves the engine untouched; any other failure may have written part
-    // of it: nothing of it is trusted then.
+    out.why = code == core::StatusCode::kCancelled           ? "yielded"
+              : code == core::StatusCode::kResourceExhausted ? "memory"
+                                                             : "not_on_disk";
+    // A refused entry or read leaves the engine untouched; any other failure may have
+    // written part of it: nothing of it is trusted then.
     if (code != core::StatusCode::kCancelled && code != core::StatusCode::kNotFound &&
-        code != core::StatusCode::kCorruption)
+        code != core::StatusCode::kCorruption && code != core::StatusCode::kResourceExhausted)
       abandon();
     core::ignore_status(r.error(), "cache: prewarm");
     publish_stats();

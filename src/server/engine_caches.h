@@ -91,6 +91,9 @@ struct CacheOptions {
   int64_t prewarm_idle_ms = 120000;
   // How long the prewarm waits for a running request to end (a waiting one: not at all).
   int prewarm_wait_ms = 3000;
+  // Tests: called before each block a prewarm reads, ahead of its look for a request waiting
+  // (a test makes one arrive there: the yield without a race).
+  std::function<void()> test_prewarm_block;
 };
 
 // The tiers on the disk a server runs (either may be null).
@@ -122,7 +125,7 @@ struct CachePeek {
 // What /v1/cache/prewarm answers.
 struct CachePrewarm {
   bool prewarmed = false;
-  // When not: not_on_disk, resident_in_use, too_long, yielded (busy is the route's).
+  // When not: not_on_disk, resident_in_use, too_long, memory, yielded (busy is the route's).
   std::string why;
   int64_t tokens = 0;    // the conversation read back, up to its end anchor
   double read_ms = 0.0;  // the prewarm's own time
@@ -216,6 +219,8 @@ class EngineCaches {
                                                    const std::vector<int32_t>& prompt,
                                                    const std::string& prompt_text,
                                                    const cache::OfferScope& scope) const;
+  int64_t spill_aligned_end(const GenerationJob& job, const std::string& session,
+                            const cache::OfferScope& scope, int64_t start) const;
   bool answer_from_responses(const GenerationJob& job, const cache::OfferScope& scope,
                              CacheStart* start);
   bool answer_from_prepared(const GenerationJob& job, const std::string& session,

@@ -114,6 +114,27 @@ TEST(Budget, APrefillThatCannotFitIsRefused) {
   EXPECT_TRUE(b.make_room_for_prefill(600).is_ok());
 }
 
+// A read's rows held beyond the engine (a prewarm's blocks) are charged as a prefill's
+// workspace is: levels shed until they fit; one that would not fit with every level shed is
+// refused at once, nothing shed.
+TEST(Budget, AReadShedsLevelsOrIsRefusedWithNothingShed) {
+  FakeLevel a("a", 100, 3, nullptr);
+  Budget b(BudgetOptions{.ceiling_bytes = 700, .peak_bytes = 700, .slack_bytes = 0}, 100);
+  b.add_level(&a);
+  const core::Status s = b.make_room_for_read(601);
+  EXPECT_EQ(s.code(), core::StatusCode::kResourceExhausted);
+  EXPECT_EQ(a.held_bytes(), 300) << "nothing shed for a read that cannot fit";
+  EXPECT_EQ(b.stats().refusals, 1);
+  EXPECT_TRUE(b.make_room_for_read(300).is_ok());
+  EXPECT_EQ(a.held_bytes(), 300) << "100 + 300 + 300 fits";
+  EXPECT_TRUE(b.make_room_for_read(500).is_ok());
+  EXPECT_EQ(a.held_bytes(), 100) << "two blocks went";
+  const BudgetStats st = b.stats();
+  EXPECT_EQ(st.reads_checked, 3);
+  EXPECT_EQ(st.prefills_checked, 0);
+  EXPECT_EQ(st.prefills_shed, 1);
+}
+
 TEST(Budget, AValuableLevelShedsOnlyCheaperOnes) {
   std::vector<std::string> order;
   FakeLevel a("a", 100, 2, &order), m("m", 100, 2, &order), z("z", 100, 2, &order);

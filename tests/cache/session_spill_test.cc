@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -16,6 +17,7 @@
 #include "cache/blob_store.h"
 #include "cache/cache_file.h"
 #include "core/mem_fs.h"
+#include "support/fs_text.h"
 #include "support/resume_check.h"
 #include "support/state_snapshot.h"
 #include "support/test_models.h"
@@ -244,6 +246,24 @@ TEST(SessionSpill, APrewarmYieldsWithTheEngineUntouchedElseReadsTheConversationW
   EXPECT_EQ(spill->stats().prewarm_yields, 1);
   EXPECT_EQ(spill->stats().entries, 1);
 
+  // The rows read wait in RAM until the last block is checked: the caller's Budget is told
+  // their bytes first (blocks [128, 300) and the end anchor) and may refuse, nothing read.
+  int64_t row_bytes = 0, section_bytes = 0;
+  for (const core::TensorSpec& v : e->layout().views) row_bytes += v.bytes_per_token();
+  for (const core::TensorSpec& sec : e->layout().sections) section_bytes += sec.bytes();
+  int64_t reserved = 0;
+  auto refuse = [&](int64_t bytes) {
+    reserved = bytes;
+    return core::Status::resource_exhausted("no room");
+  };
+  r = spill->prewarm(
+      *e, next, o, 128, [] { return false; }, refuse);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code(), core::StatusCode::kResourceExhausted);
+  EXPECT_EQ(reserved, 172 * row_bytes + section_bytes);
+  EXPECT_TRUE(same_state(before, take_snapshot(*e))) << "a refused read leaves the rows in place";
+  EXPECT_EQ(spill->stats().blocks_read, 0);
+
   r = spill->prewarm(*e, next, o, 128, [] { return false; });
   ASSERT_TRUE(r.has_value()) << r.error().to_string();
   EXPECT_EQ(r->tokens, conv);
@@ -315,6 +335,23 @@ TEST(SessionSpill, AnEntryThatCouldServeButDoesNotIsCountedByWhy) {
   EXPECT_EQ(spill->stats().unused_slow, 1);
   EXPECT_EQ(spill->stats().unused_anchors_below, 1);
   EXPECT_EQ(spill->stats().unused_short, 1);
+  // The session's entry would serve the prompt to 300 through the end alignment (the caller's
+  // figure; its tokens part at 40): end_no_align, from a cold start and from the spill's own
+  // start below it alike; not when the alignment goes less than a block past the start or no
+  // further than the tokens do.
+  EXPECT_EQ(spill->stats().unused_end_no_align, 0);
+  spill->note_unused(parted_at(40), {}, at(0), 300);
+  EXPECT_EQ(spill->stats().unused_end_no_align, 1);
+  ResumeOffer from_spill = at(128);
+  from_spill.source = ResumeSource::kSpill;
+  spill->note_unused(parted_at(130), from_spill, from_spill, 300);
+  EXPECT_EQ(spill->stats().unused_end_no_align, 2);
+  spill->note_unused(parted_at(40), {}, at(250), 300);  // under a block past the start
+  spill->note_unused(next, mine, mine, 300);            // the tokens go as far
+  EXPECT_EQ(spill->stats().unused_end_no_align, 2);
+  EXPECT_EQ(spill->stats().unused_slow, 1);
+  EXPECT_EQ(spill->stats().unused_anchors_below, 1);
+  EXPECT_EQ(spill->stats().unused_short, 1);
 }
 
 // Blocks written raw by one server and compressed by the next (another --spill-codec) make one
@@ -350,6 +387,38 @@ TEST(SessionSpill, RawAndCompressedBlocksMixInOneEntry) {
       }
       EXPECT_EQ(codecs, (std::set<std::string>{"none", spill_codec_name(second)}));
       expect_exact_resume(*spill, *e, *ref, turn3, 450);
+    }
+  }
+}
+
+// A save compresses block i + 1 while block i is written (pipelined_writes); in turn or
+// pipelined, on 1 or 2 codec threads, it writes the same files byte for byte, and the entry
+// comes back bit for bit.
+TEST(SessionSpill, APipelinedSaveWritesTheSameFilesAsOneInTurn) {
+  auto e = tiny_engine();
+  auto ref = tiny_engine();
+  const std::vector<int32_t> conv = random_tokens(450, e->vocab_size(), 71);
+  int64_t clock = 1000;
+  std::map<std::string, std::string> want;
+  for (const bool pipelined : {false, true}) {
+    for (int threads : {1, 2}) {
+      core::MemFs fs;
+      SessionSpillOptions o = spill_options(&clock);
+      o.pipelined_writes = pipelined;
+      o.codec_threads = threads;
+      auto spill = open_spill(fs, e->layout(), o);
+      prefill_and_save(*spill, *e, conv, "a");
+      EXPECT_GE(spill->stats().blocks_written, 8);
+      std::map<std::string, std::string> got;
+      const auto names = fs.list(kDir);
+      ASSERT_TRUE(names.has_value());
+      for (const std::string& n : *names) got[n] = test::read_all(fs, std::string(kDir) + "/" + n);
+      if (want.empty()) {
+        want = got;
+      } else {
+        EXPECT_TRUE(got == want) << "pipelined " << pipelined << ", " << threads << " threads";
+      }
+      expect_exact_resume(*spill, *e, *ref, concat(conv, {5, 6}), 450);
     }
   }
 }

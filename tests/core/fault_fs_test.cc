@@ -199,6 +199,25 @@ TEST(FaultFs, APowerCutAtEveryCrashPointLeavesWholeFilesOnly) {
     }
 }
 
+// A crash point armed `within` a path part counts only the steps on such paths: the kth of
+// one writer's files, whatever another writer did in between.
+TEST(FaultFs, ACrashWithinAPathCountsOnlyItsSteps) {
+  MemFs mem;
+  ASSERT_TRUE(mem.create_dir("/a").is_ok());
+  ASSERT_TRUE(mem.create_dir("/b").is_ok());
+  FaultFs fs(mem);
+  std::vector<std::string> crashed_at;
+  int n = 0;
+  fs.crash_at(
+      CrashPoint::kRenamed, 2, [&] { crashed_at.push_back(std::to_string(n)); }, "/b/");
+  for (const char* path : {"/a/1", "/b/2", "/a/3", "/a/4", "/b/5", "/b/6"}) {
+    ++n;
+    ASSERT_TRUE(write_file_atomically(fs, path, bytes_of("x")).is_ok() || fs.crashed());
+  }
+  EXPECT_EQ(crashed_at, std::vector<std::string>({"5"})) << "the second rename under /b/";
+  EXPECT_EQ(fs.crash_points_passed(CrashPoint::kRenamed), 5) << "every path still counted";
+}
+
 TEST(FaultFs, AFaultWhileRecoveringFromACutIsRetried) {
   MemFs mem;
   init(mem, false);

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "server/disk_test_support.h"
+#include "server/engine_queue.h"
 
 namespace anchorage::server::testing {
 namespace {
@@ -311,6 +312,15 @@ TEST(HttpSpill, TwoKeylessConversationsWithOneHeadAreTwoEntries) {
   EXPECT_EQ(spill_stats(h)["hits"], 3) << "conv-b at start, then both next turns";
 }
 
+// A --no-cache server's answer to `second` after `first`: what every cached answer equals.
+Json no_cache_answer(const Json& first, const Json& second) {
+  ServerHarness cold(no_cache_options());
+  EXPECT_TRUE(cold.ok());
+  if (!cold.ok()) return Json();
+  post_chat(cold, first, "x");
+  return post_chat(cold, second, "x");
+}
+
 // POST /v1/cache/prewarm with the session's header: its answer.
 Json prewarm(ServerHarness& h, const Json& body, const std::string& session) {
   auto r = h.post("/v1/cache/prewarm", body.dump(), {{"x-session-id", session}});
@@ -342,6 +352,7 @@ TEST(HttpSpill, APrewarmReadsTheConversationBackAndItsRequestReadsNothing) {
   const Json before = spill_stats(h);
   EXPECT_EQ(before["prewarms"], 1);
   EXPECT_EQ(before["hits"], 0);
+  EXPECT_EQ(cache_stats(h)["memory"]["reads_checked"], 1) << "the read was charged to the Budget";
   const Json got = post_chat(h, a2, "conv-a");
   const Json cache = got["usage"]["anchorage"]["cache"];
   EXPECT_EQ(cache["tier"], "resident");
@@ -357,6 +368,84 @@ TEST(HttpSpill, APrewarmReadsTheConversationBackAndItsRequestReadsNothing) {
   post_chat(cold, a1, "x");
   const Json want = post_chat(cold, a2, "x");
   EXPECT_EQ(got["choices"][0].dump(), want["choices"][0].dump());
+}
+
+// A request that arrives while a prewarm reads blocks: the prewarm stops before its next block
+// with nothing written (why: yielded), the entry stays, and the request answers as a
+// --no-cache server does. The request is sent from the prewarm's own seam before its second
+// block, which waits until it is queued: the yield does not race the read.
+TEST(HttpSpill, ARequestArrivingDuringAPrewarmMakesItYield) {
+  TempDir dir;
+  ServerOptions o = prewarm_options(dir.path);
+  ServerHarness* server = nullptr;
+  std::thread request;
+  const Json a1 = turn1(1);
+  Json a2;
+  Json got;
+  int blocks = 0;
+  bool queued = false;
+  o.cache.test_prewarm_block = [&] {
+    if (++blocks != 2) return;
+    request = std::thread([&] { got = post_chat(*server, a2, "conv-a"); });
+    for (int i = 0; i < 60000 && !queued; ++i) {
+      queued = server->server().test_queue().depth() > 0;
+      if (!queued) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  };
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  server = &h;
+  const Json a = post_chat(h, a1, "conv-a");
+  post_chat(h, turn1(5), "conv-b");  // conv-a goes to the spill
+  a2 = turn2(a1, a, 3);
+  const Json pw = prewarm(h, a2, "conv-a");
+  if (request.joinable()) request.join();
+  EXPECT_TRUE(queued) << "the request reached the queue during the prewarm";
+  EXPECT_EQ(blocks, 2) << "asked before each block, stopped before the second";
+  EXPECT_EQ(pw["prewarmed"], false) << pw.dump();
+  EXPECT_EQ(pw["why"], "yielded");
+  const Json st = spill_stats(h);
+  EXPECT_EQ(st["prewarm_yields"], 1);
+  EXPECT_EQ(st["prewarms"], 0);
+  EXPECT_EQ(st["hits"], 1) << "the entry stayed: the request read it";
+  const Json cache = got["usage"]["anchorage"]["cache"];
+  EXPECT_EQ(cache["tier"], "nvme_spill");
+  EXPECT_EQ(cache["exact"], true);
+  EXPECT_EQ(got["choices"][0].dump(), no_cache_answer(a1, a2)["choices"][0].dump());
+}
+
+// The blocks a prewarm reads wait in RAM until the last is checked: the memory Budget sees
+// them before the read. Under a peak that holds the engine and nothing more, the prewarm does
+// not read (why: memory), the refusal is the Budget's, and the entry stays on the disk.
+TEST(HttpSpill, APrewarmsRowsAreChargedToTheMemoryBudget) {
+  TempDir dir;
+  ServerOptions o = prewarm_options(dir.path);
+  const Json a1 = turn1(1);
+  Json a2;
+  int64_t engine_bytes = 0;
+  {
+    ServerHarness h(o);
+    ASSERT_TRUE(h.ok());
+    const Json a = post_chat(h, a1, "conv-a");
+    post_chat(h, turn1(5), "conv-b");  // conv-a goes to the spill
+    a2 = turn2(a1, a, 3);
+    engine_bytes = cache_stats(h)["memory"]["engine_bytes"].get<int64_t>();
+  }  // the drain saves conv-b, read back at the next start
+  ASSERT_GT(engine_bytes, 0);
+  o.cache.budget.peak_bytes = engine_bytes + 1;
+  o.cache.budget.ceiling_bytes = engine_bytes + 1;
+  o.cache.budget.slack_bytes = 0;
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  const Json pw = prewarm(h, a2, "conv-a");
+  EXPECT_EQ(pw["prewarmed"], false) << pw.dump();
+  EXPECT_EQ(pw["why"], "memory");
+  const Json memory = cache_stats(h)["memory"];
+  EXPECT_EQ(memory["reads_checked"], 1);
+  EXPECT_EQ(memory["refusals"], 1);
+  const Json st = spill_stats(h);
+  EXPECT_EQ(st["prewarms"], 0);
+  EXPECT_EQ(st["entries"], 2) << "conv-a's entry stays";
 }
 
 // Each answer of a prewarm that does not read: nothing on the spill, the rows in place used a
@@ -428,6 +517,45 @@ TEST(HttpSpill, AnEntryTooSlowToReadIsCountedAsUnused) {
   auto metrics = h.client().Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("anchorage_spill_unused_slow_total 1"), std::string::npos);
+}
+
+// A next turn whose copy of an earlier answer re-tokenizes differently: the session's spilled
+// entry would serve it to its end only through the end alignment, which the spill does not
+// apply (it matches tokens) — one log line and unused_end_no_align (stats and /metrics).
+// Random-weight answers re-tokenize differently now and then; the test looks for one under the
+// rows policy, whose alignment in RAM says so (`served: rows` at the end anchor).
+TEST(HttpSpill, AnEntryOnlyTheEndAlignmentWouldServeIsCountedAsUnused) {
+  TempDir dir;
+  ServerOptions o = spill_options(dir.path);
+  o.cache.resume_policy = ResumePolicy::kRows;
+  ServerHarness h(o);
+  ASSERT_TRUE(h.ok());
+  std::string session;
+  Json next;
+  for (int q = 0; q < 24 && session.empty(); ++q) {
+    Json t1 = turn1(1);  // one system prompt: each try resumes from its anchors
+    t1["messages"][1]["content"] = disk_filler(6 + q % 5, 20 + q);
+    t1["max_tokens"] = 24;
+    const std::string s = "conv-" + std::to_string(q);
+    const Json a = post_chat(h, t1, s);
+    Json t2 = turn2(t1, a, 0);
+    t2["messages"].back()["content"] = disk_filler(1100, 70 + q);  // a block past the answer
+    const Json b = post_chat(h, t2, s);
+    const Json& c = b["usage"]["anchorage"]["cache"];
+    const int64_t end = a["usage"]["prompt_tokens"].get<int64_t>() +
+                        a["usage"]["completion_tokens"].get<int64_t>() - 1;
+    if (c["served"] != "rows" || c["cached"].get<int64_t>() < end) continue;
+    session = s;
+    next = turn2(t2, b, 5);
+  }
+  ASSERT_FALSE(session.empty()) << "no answer re-tokenized differently";
+  post_chat(h, turn1(5), "conv-b");  // the session goes to the spill
+  EXPECT_EQ(spill_stats(h)["unused_end_no_align"], 0);
+  post_chat(h, next, session);
+  EXPECT_EQ(spill_stats(h)["unused_end_no_align"], 1);
+  auto metrics = h.client().Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("anchorage_spill_unused_end_no_align_total 1"), std::string::npos);
 }
 
 }  // namespace

@@ -6,10 +6,14 @@
 # directory then finds no `.tmp` file, serves nothing partial (no failed restore: a save the
 # crash cut short has no manifest and its files are swept), and answers the conversation's
 # next turn exactly as a server without caches (choices equal: tokens and logprobs).
-# usage: spill_crash_test.sh <anchorage binary> <tokenizer dir>
+# With `saves`, the same for the saves that are not the drain's, each SIGKILLed at every crash
+# point of the spill's own files (ANCHORAGE_FS_CRASH_AT=<point>:<k>:sessions): a displacement by
+# another session, the park giving the conversation up, and a store restore clearing it.
+# usage: spill_crash_test.sh <anchorage binary> <tokenizer dir> [drain|saves]
 set -euo pipefail
 bin="$1"
 tokdir="$2"
+mode="${3:-drain}"
 # shellcheck source=crash_test_lib.sh
 source "$(dirname "$0")/crash_test_lib.sh"
 # The disk tier admits nothing here: every file written is the spill's.
@@ -23,6 +27,12 @@ first = {"model": "m", "max_tokens": 4, "temperature": 0, "logprobs": True, "top
          "messages": [{"role": "system", "content": system},
                       {"role": "user", "content": "list the files"}]}
 json.dump(first, open(f"{work}/turn1.json", "w"))
+# Other conversations, each with a head of its own.
+for name, word in (("other1", "tests"), ("third1", "builds")):
+    body = dict(first)
+    body["messages"] = [{"role": "system", "content": system.replace("files", word)},
+                        {"role": "user", "content": f"list the {word}"}]
+    json.dump(body, open(f"{work}/{name}.json", "w"))
 PY
 
 ask() {  # ask <body file> -> the response body on stdout
@@ -59,6 +69,105 @@ want="$(ask "$work/turn2.json" | choices)" || fail "the reference request failed
 want_b="$(ask "$work/turn2b.json" | choices)" || fail "the reference request failed"
 stop
 
+# after_crash <where>: a server restarted on the directory finds no .tmp, fails no restore,
+# lists at most the one whole entry, and answers the next turn as the reference.
+after_crash() {
+  start "$work/serve.log"
+  tmp="$(find "$work/root" -name '*.tmp' | wc -l)"
+  [ "$tmp" -eq 0 ] || fail "$1: .tmp files left after the restart"
+  got="$(ask "$work/turn2.json")"
+  [ "$(choices <<<"$got")" = "$want" ] || fail "$1: the answer differs from the reference"
+  stats="$(curl -s -m 10 "$url/v1/cache/stats")"
+  python3 - "$1" "$got" "$stats" <<'PY' || fail "$1: stats"
+import json, sys
+where, got, stats = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+s = stats["spill"]
+assert s["enabled"], where
+assert s["restore_failures"] == 0, (where, s)
+# Nothing partial: an entry is listed only when the crash came after its manifest.
+assert s["entries"] <= 1, (where, s)
+print(where, "tier", got["usage"]["anchorage"]["cache"]["tier"], "cached",
+      got["usage"]["prompt_tokens_details"]["cached_tokens"], "entries", s["entries"],
+      "hits", s["hits"], "swept", s["swept_files"])
+PY
+  stop
+}
+
+if [ "$mode" = saves ]; then
+  # ask_as <session> <body file>: a request of another session (its answer on stdout).
+  ask_as() {
+    curl -s -m 120 "$url/v1/chat/completions" -H 'content-type: application/json' \
+      -H "x-session-id: $1" -d @"$2"
+  }
+  # The requests of each kind of save; the last one makes the server save "conv". The store
+  # kind: "other" first, then "conv" in place, then other's next turn resumes from the state
+  # store, which clears the rows in place: conv is saved before.
+  run_kind() {
+    case "$1" in
+      eviction)
+        ask "$work/turn1.json" >/dev/null
+        ask_as other "$work/other1.json" >/dev/null || true
+        ;;
+      give_up)
+        ask "$work/turn1.json" >/dev/null
+        ask_as other "$work/other1.json" >/dev/null
+        ask_as third "$work/third1.json" >/dev/null || true
+        ;;
+      store)
+        python3 - "$work" "$(ask_as other "$work/other1.json")" <<'PY'
+import json, sys
+work, answer = sys.argv[1], json.loads(sys.argv[2])
+body = json.load(open(f"{work}/other1.json"))
+body["messages"].append({"role": "assistant", "content": answer["choices"][0]["message"]["content"]})
+body["messages"].append({"role": "user", "content": "now run them"})
+json.dump(body, open(f"{work}/other2.json", "w"))
+PY
+        ask "$work/turn1.json" >/dev/null
+        ask_as other "$work/other2.json" >/dev/null || true
+        ;;
+    esac
+  }
+  kind_flags() {
+    case "$1" in
+      eviction) echo "--resident-park-gb 0 --no-store --spill-min-tokens 1024" ;;
+      give_up)
+        echo "--resident-park-gb 4 --no-store --spill-min-tokens 1000000 --spill-give-up-min-tokens 1024"
+        ;;
+      store) echo "--resident-park-gb 0 --spill-min-tokens 1000000 --spill-give-up-min-tokens 1024" ;;
+    esac
+  }
+  for kind in eviction give_up store; do
+    extra="$(kind_flags "$kind")"
+    # Without a crash: the save happens, and after a restart conv's next turn reads it back.
+    rm -rf "$work/root"
+    start "$work/serve.log"
+    run_kind "$kind"
+    saves="$(curl -s -m 10 "$url/v1/cache/stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["spill"]["saves"])')"
+    [ "$saves" -ge 1 ] || fail "$kind: no save"
+    stop
+    start "$work/serve.log"
+    got="$(ask "$work/turn2.json")"
+    [ "$(choices <<<"$got")" = "$want" ] || fail "$kind, no crash: the answer differs from the reference"
+    python3 -c 'import json,sys; c=json.loads(sys.argv[1])["usage"]["anchorage"]["cache"]; assert c["tier"] == "nvme_spill", c' "$got" ||
+      fail "$kind, no crash: the next turn did not come from the spill"
+    stop
+    for point in $crash_points; do
+      for k in $crash_times; do
+        rm -rf "$work/root"
+        start "$work/serve.log" "ANCHORAGE_FS_CRASH_AT=$point:$k:sessions"
+        run_kind "$kind"
+        # The save is the first write of the spill's files: the process died in it.
+        for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$pid" 2>/dev/null; then fail "$kind $point:$k: the save did not reach the crash point"; fi
+        reap 1
+        after_crash "$kind $point:$k"
+      done
+    done
+  done
+  echo "spill crash test (saves): ok"
+  exit 0
+fi
+
 for point in $crash_points; do
   for k in $crash_times; do
     rm -rf "$work/root"
@@ -68,22 +177,7 @@ for point in $crash_points; do
     ask "$work/turn1.json" >/dev/null || true
     kill -TERM "$pid" 2>/dev/null || true  # the drain saves the conversation
     reap 10
-    start "$work/serve.log"
-    tmp="$(find "$work/root" -name '*.tmp' | wc -l)"
-    [ "$tmp" -eq 0 ] || fail "$point:$k: .tmp files left after the restart"
-    got="$(ask "$work/turn2.json")"
-    [ "$(choices <<<"$got")" = "$want" ] || fail "$point:$k: the answer differs from the reference"
-    stats="$(curl -s -m 10 "$url/v1/cache/stats")"
-    python3 - "$point:$k" "$got" "$stats" <<'PY' || fail "$point:$k: stats"
-import json, sys
-where, got, stats = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
-s = stats["spill"]
-assert s["enabled"], where
-assert s["restore_failures"] == 0, (where, s)
-print(where, "cached", got["usage"]["prompt_tokens_details"]["cached_tokens"], "entries",
-      s["entries"], "hits", s["hits"], "swept", s["swept_files"])
-PY
-    stop
+    after_crash "$point:$k"
   done
 done
 

@@ -39,3 +39,9 @@ set_tests_properties(disk_crash PROPERTIES TIMEOUT 180)
 add_test(NAME spill_crash COMMAND ${CMAKE_CURRENT_LIST_DIR}/spill_crash_test.sh
                                   $<TARGET_FILE:anchorage> ${ANCHORAGE_DATA_DIR}/qwen3)
 set_tests_properties(spill_crash PROPERTIES TIMEOUT 180)
+
+# The same for the saves that are not the drain's (a displacement, the park's give-up, a store
+# restore), each SIGKILLed at every crash point of the spill's own files.
+add_test(NAME spill_save_crash COMMAND ${CMAKE_CURRENT_LIST_DIR}/spill_crash_test.sh
+                                       $<TARGET_FILE:anchorage> ${ANCHORAGE_DATA_DIR}/qwen3 saves)
+set_tests_properties(spill_save_crash PROPERTIES TIMEOUT 600)

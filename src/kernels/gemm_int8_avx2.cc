@@ -77,10 +77,12 @@ void q8_0_tile(const uint8_t* wt, const float* dw, int nb, const uint8_t* xrow, 
 
 #include "kernels/gemm_int8_impl.h"
 
-// R rows x one repacked Q4_K k block, 8 lanes at a time: per sub-block the exact sum of q x a
-// (q <= 15, so a vpmaddubsw pair sums at most 2 * 15 * 127: no saturation), scaled by sc in
-// int32, and the mins' sum; then gemm_scalar.cc's two float steps.
-template <int R>
+// R rows x one repacked Q4_K or Q5_K k block, 8 lanes at a time: per sub-block the exact sum of
+// q x a (q <= 31, so a vpmaddubsw pair sums at most 2 * 31 * 127: no saturation; each group
+// widened), scaled by sc in int32, and the mins' sum; then gemm_scalar.cc's two float steps.
+// IQ4_XS (kXs: signed levels, sc = ls - 32, no mins): |level| x (a with level's sign), a pair at
+// most 2 * 127 * 127 < 2^15, and the one float step.
+template <int R, bool kXs>
 void q4_k_tile(const Q4KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                int64_t xs_off, int64_t kb, float* y, int64_t ldy, bool first, int64_t n_cols) {
   const __m256i ones = _mm256_set1_epi16(1);
@@ -96,18 +98,21 @@ void q4_k_tile(const Q4KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t x
 #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
         const __m256i q = _mm256_load_si256((const __m256i*)(w.q[j][g] + 32 * c));
+        const __m256i u = kXs ? _mm256_abs_epi8(q) : q;
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
-          const __m256i a = _mm256_set1_epi32(load_i32(xrow + r * ldq + kb * 256 + 32 * j + 4 * g));
-          is[r] = _mm256_add_epi32(is[r], _mm256_madd_epi16(_mm256_maddubs_epi16(q, a), ones));
+          __m256i a = _mm256_set1_epi32(load_i32(xrow + r * ldq + kb * 256 + 32 * j + 4 * g));
+          if (kXs) a = _mm256_sign_epi8(a, q);
+          is[r] = _mm256_add_epi32(is[r], _mm256_madd_epi16(_mm256_maddubs_epi16(u, a), ones));
         }
       }
       const __m256i sc = _mm256_load_si256((const __m256i*)(w.sc[j] + 8 * c));
-      const __m256i mn = _mm256_load_si256((const __m256i*)(w.mn[j] + 8 * c));
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + r * ldq + xs_off) + kb * 16;
         S[r] = _mm256_add_epi32(S[r], _mm256_mullo_epi32(is[r], sc));
+        if (kXs) continue;
+        const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + r * ldq + xs_off) + kb * 16;
+        const __m256i mn = _mm256_load_si256((const __m256i*)(w.mn[j] + 8 * c));
         Mn[r] = _mm256_add_epi32(
             Mn[r], _mm256_mullo_epi32(mn, _mm256_set1_epi32(s16[2 * j] + s16[2 * j + 1])));
       }
@@ -120,7 +125,7 @@ void q4_k_tile(const Q4KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t x
       const __m256 dx = _mm256_set1_ps(dxv);
       __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + r * ldy + 8 * c, mask);
       acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S[r]), _mm256_mul_ps(d, dx), acc);
-      acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(Mn[r]), _mm256_mul_ps(dmin, dx), acc);
+      if (!kXs) acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(Mn[r]), _mm256_mul_ps(dmin, dx), acc);
       _mm256_maskstore_ps(y + r * ldy + 8 * c, mask, acc);
     }
   }
@@ -185,10 +190,21 @@ Q6KTile pick_q6_k(int r) {
 Q4KTile pick_q4_k(int r) {
   // clang-format off
   switch (r) {
-    case 1: return &q4_k_tile<1>;
-    case 2: return &q4_k_tile<2>;
-    case 3: return &q4_k_tile<3>;
-    default: return &q4_k_tile<4>;
+    case 1: return &q4_k_tile<1, false>;
+    case 2: return &q4_k_tile<2, false>;
+    case 3: return &q4_k_tile<3, false>;
+    default: return &q4_k_tile<4, false>;
+  }
+  // clang-format on
+}
+
+Q4KTile pick_iq4_xs(int r) {
+  // clang-format off
+  switch (r) {
+    case 1: return &q4_k_tile<1, true>;
+    case 2: return &q4_k_tile<2, true>;
+    case 3: return &q4_k_tile<3, true>;
+    default: return &q4_k_tile<4, true>;
   }
   // clang-format on
 }

@@ -30,7 +30,8 @@ Q8Tile pick_q8_0(int rows);  // defined by the ISA file
 
 // A repacked Q4_K k block of one panel: the nibbles of sub-block j, inputs 4g .. 4g+3 of the
 // 32 lanes, at q[j][g] (lane l's 4 bytes at 4l); the sub-blocks' scales and mins as int32; d and
-// dmin as f32.
+// dmin as f32. Q5_K's repack holds its 5-bit codes; IQ4_XS's its signed levels, ls - 32 as sc,
+// and no mins.
 struct Q4KRepacked {
   alignas(64) uint8_t q[8][8][128];
   alignas(64) int32_t sc[8][32];
@@ -41,7 +42,8 @@ struct Q4KRepacked {
 using Q4KTile = void (*)(const Q4KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                          int64_t xs_off, int64_t kb, float* y, int64_t ldy, bool first,
                          int64_t n_cols);
-Q4KTile pick_q4_k(int rows);  // defined by the ISA file
+Q4KTile pick_q4_k(int rows);    // defined by the ISA file (also Q5_K's)
+Q4KTile pick_iq4_xs(int rows);  // defined by the ISA file
 
 // A repacked Q6_K k block of one panel: the unsigned 6-bit codes of sub-block j (16 inputs),
 // inputs 4g .. 4g+3 of the 32 lanes, at q[j][g]; the int8 scales as int32; d as f32.
@@ -112,6 +114,12 @@ ANCHORAGE_FORCE_INLINE void scales_f16(const uint8_t* lo, float* out) {
   _mm256_store_ps(out + 24, _mm256_cvtph_ps(_mm256_extracti128_si256(h1, 1)));
 }
 
+// IQ4_NL's and IQ4_XS's 16 levels, in each 128-bit lane (vpshufb).
+ANCHORAGE_FORCE_INLINE __m256i iq4_table() {
+  return _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
+                          -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+}
+
 // nb Q8_0 k blocks of a panel (34 byte rows of 32 lanes each) -> wt [nb][8][128] (groups of 4
 // inputs, transposed) and dw [nb][32].
 inline void repack_q8_0(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
@@ -132,10 +140,7 @@ inline void repack_q8_0(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
 template <bool kIq4>
 inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
   const __m256i m0f = _mm256_set1_epi8(0x0f);
-  const __m256i table = kIq4 ? _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25,
-                                                38, 53, 69, 89, 113, -127, -104, -83, -65, -49, -35,
-                                                -22, -10, 1, 13, 25, 38, 53, 69, 89, 113)
-                             : _mm256_set1_epi8(8);
+  const __m256i table = kIq4 ? iq4_table() : _mm256_set1_epi8(8);
   for (int b = 0; b < nb; ++b) {
     const uint8_t* blk = blocks + b * 32 * 18;
     prefetch_part(blocks + kQ8Chunk * 32 * 18, kQ8Chunk * 32 * 18, kQ8Chunk, b);
@@ -169,9 +174,7 @@ inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* 
   constexpr bool kIq4 = kType == int(core::DType::kIQ4_NL);
   constexpr int kBlockBytes = kQ8 ? 34 : 18;
   const __m256i m0f = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
-  const __m256i table =
-      _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
-                       -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+  const __m256i table = iq4_table();
   __m256 acc[4];
   for (int c = 0; c < 4; ++c) acc[c] = _mm256_setzero_ps();
   for (int64_t kb = 0; kb < nbt; ++kb) {
@@ -307,6 +310,81 @@ inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
   }
 }
 
+// Per byte, 0x10 where bit `bit` (a one-bit byte) of u is set: a Q5_K fifth bit as code bit 4.
+ANCHORAGE_FORCE_INLINE __m256i fifth_bit(__m256i u, __m256i bit) {
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(u, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+// One Q5_K k block of a panel (176 byte rows: Q4_K's 16 rows of d, dmin, scales; 32 rows of
+// fifth bits qh, bit j of row e for input e of sub-block j; Q4_K's nibbles at row 48) ->
+// Q4KRepacked, the codes q | fifth bit << 4 (<= 31).
+inline void repack_q5_k(const uint8_t* blk, Q4KRepacked* w) {
+  q4_k_block_scales(blk, w->d, w->dmin, w->sc, w->mn);
+  const __m256i m0f = _mm256_set1_epi8(0x0f);
+  for (int i = 0; i < 4; ++i) {
+    const __m256i bl = _mm256_set1_epi8(char(1 << (2 * i))),
+                  bh = _mm256_set1_epi8(char(2 << (2 * i)));
+    for (int g = 0; g < 8; ++g) {
+      prefetch_part(blk + 32 * 176, 32 * 176, 32, 8 * i + g);
+      const uint8_t* q = blk + (48 + 32 * i + 4 * g) * 32;
+      const uint8_t* qh = blk + (16 + 4 * g) * 32;
+      __m256i v[4], u[4];
+      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      transpose4x32_regs<false>(qh, qh + 32, qh + 64, qh + 96, u);
+      for (int c = 0; c < 4; ++c) {
+        _mm256_store_si256((__m256i*)(w->q[2 * i][g] + 32 * c),
+                           _mm256_or_si256(_mm256_and_si256(v[c], m0f), fifth_bit(u[c], bl)));
+        _mm256_store_si256((__m256i*)(w->q[2 * i + 1][g] + 32 * c),
+                           _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f),
+                                           fifth_bit(u[c], bh)));
+      }
+    }
+  }
+}
+
+// The 32 lanes' d and the 8 sub-blocks' ls - 32 of one IQ4_XS k block of a panel (136 byte
+// rows: d, the u16 scales_h in rows 2-3, scales_l in rows 4-7): ls's low 4 bits in nibble j % 2
+// of scales_l[j / 2], its high 2 at bits 2j, 2j + 1 of scales_h; on 8 lanes of 32 bits at a time.
+inline void iq4_xs_block_scales(const uint8_t* blk, float* d, int32_t (*sc)[32]) {
+  scales_f16(blk, d);
+  const __m256i m15 = _mm256_set1_epi32(15), m3 = _mm256_set1_epi32(3);
+  const __m256i m32 = _mm256_set1_epi32(32);
+  for (int c = 0; c < 4; ++c) {
+    __m256i s[6];
+    for (int i = 0; i < 6; ++i)
+      s[i] = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)(blk + (2 + i) * 32 + 8 * c)));
+    const __m256i sh = _mm256_or_si256(s[0], _mm256_slli_epi32(s[1], 8));
+    for (int j = 0; j < 8; ++j) {
+      const __m256i lo = _mm256_and_si256(_mm256_srli_epi32(s[2 + j / 2], 4 * (j % 2)), m15);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi32(sh, 2 * j), m3);
+      _mm256_store_si256((__m256i*)(sc[j] + 8 * c),
+                         _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), m32));
+    }
+  }
+}
+
+// One IQ4_XS k block of a panel (sub-block j's 16 code rows at row 8 + 16j, low / high nibbles
+// its inputs e / 16 + e) -> Q4KRepacked: the signed levels, sc = ls - 32, d (dmin, mn unused).
+inline void repack_iq4_xs(const uint8_t* blk, Q4KRepacked* w) {
+  iq4_xs_block_scales(blk, w->d, w->sc);
+  const __m256i m0f = _mm256_set1_epi8(0x0f), table = iq4_table();
+  for (int j = 0; j < 8; ++j) {
+    for (int g = 0; g < 4; ++g) {
+      prefetch_part(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
+      const uint8_t* q = blk + (8 + 16 * j + 4 * g) * 32;
+      __m256i v[4];
+      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      for (int c = 0; c < 4; ++c) {
+        _mm256_store_si256((__m256i*)(w->q[j][g] + 32 * c),
+                           _mm256_shuffle_epi8(table, _mm256_and_si256(v[c], m0f)));
+        _mm256_store_si256(
+            (__m256i*)(w->q[j][4 + g] + 32 * c),
+            _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f)));
+      }
+    }
+  }
+}
+
 // One Q6_K k block of a panel (210 byte rows of 32 lanes) -> Q6KRepacked. Input 128h + 32t + e
 // is the nibble of ql row 64h + 32(t % 2) + e (low for t < 2) with bits 2t, 2t+1 of qh row
 // 128 + 32h + e as bits 4-5.
@@ -430,13 +508,16 @@ inline void int8_q6_k_block(const GemmJob& job, const GemmBlock& b) {
   }
 }
 
-// One row x one Q4_K k block of a panel read in place (decode: a block of one row reuses no
-// repack, so the transposed nibbles go straight into the multiplies): the same exact integer
-// sums as q4_k_tile<1> and its two float steps, so the same bits. A vpmaddubsw pair sums at
-// most 2 * 15 * 127 = 3,810 in magnitude, so the 8 pairs of a lane's 16-bit half over a
-// sub-block's 8 groups stay below 2^15 (30,480) and add in 16 bits before one vpmaddwd.
+// One row x one Q4_K (kQ5: Q5_K) k block of a panel read in place (decode: a block of one row
+// reuses no repack, so the transposed codes go straight into the multiplies): the same exact
+// integer sums as q4_k_tile<1> and its two float steps, so the same bits. A vpmaddubsw pair sums
+// at most 2 * 15 * 127 = 3,810 in magnitude for Q4_K (2 * 31 * 127 = 7,874 for Q5_K), so a
+// lane's 16-bit half adds the pairs of 8 groups (30,480; Q5_K: of 4 groups, 31,496) below 2^15
+// before one vpmaddwd and the scale multiply (sc * a + sc * b = sc * (a + b), exact in int32).
+template <bool kQ5>
 inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off,
                               int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
+  constexpr int kBlockBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16, kFlushEvery = kQ5 ? 4 : 8;
   alignas(32) float d[32], dmin[32];
   alignas(32) int32_t sc[8][32], mn[8][32];
   q4_k_block_scales(blk, d, dmin, sc, mn);
@@ -445,28 +526,42 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
   __m256i S[4];
   for (int c = 0; c < 4; ++c) S[c] = _mm256_setzero_si256();
   for (int i = 0; i < 4; ++i) {
-    __m256i lo[4], hi[4];  // 16-bit pair sums of sub-blocks 2i and 2i + 1, per 8 lanes
-    for (int c = 0; c < 4; ++c) lo[c] = hi[c] = _mm256_setzero_si256();
+    const __m256i bl = _mm256_set1_epi8(char(1 << (2 * i))),
+                  bh = _mm256_set1_epi8(char(2 << (2 * i)));
+    for (int g0 = 0; g0 < 8; g0 += kFlushEvery) {
+      __m256i lo[4], hi[4];  // 16-bit pair sums of sub-blocks 2i and 2i + 1, per 8 lanes
+      for (int c = 0; c < 4; ++c) lo[c] = hi[c] = _mm256_setzero_si256();
 #pragma GCC unroll 8
-    for (int g = 0; g < 8; ++g) {
-      prefetch_part(blk + 32 * 144, 32 * 144, 32, 8 * i + g);
-      const uint8_t* q = blk + (16 + 32 * i + 4 * g) * 32;
-      __m256i v[4];
-      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
-      const uint8_t* a = xrow + kb * 256 + 64 * i + 4 * g;
-      const __m256i alo = _mm256_set1_epi32(load_i32(a)), ahi = _mm256_set1_epi32(load_i32(a + 32));
+      for (int g = g0; g < g0 + kFlushEvery; ++g) {
+        prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
+        const uint8_t* q = blk + (kQs + 32 * i + 4 * g) * 32;
+        __m256i v[4], u[4];
+        transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+        if (kQ5) {
+          const uint8_t* qh = blk + (16 + 4 * g) * 32;
+          transpose4x32_regs<false>(qh, qh + 32, qh + 64, qh + 96, u);
+        }
+        const uint8_t* a = xrow + kb * 256 + 64 * i + 4 * g;
+        const __m256i alo = _mm256_set1_epi32(load_i32(a)),
+                      ahi = _mm256_set1_epi32(load_i32(a + 32));
 #pragma GCC unroll 4
-      for (int c = 0; c < 4; ++c) {
-        lo[c] = _mm256_add_epi16(lo[c], _mm256_maddubs_epi16(_mm256_and_si256(v[c], m0f), alo));
-        hi[c] = _mm256_add_epi16(
-            hi[c], _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f), ahi));
+        for (int c = 0; c < 4; ++c) {
+          __m256i ql = _mm256_and_si256(v[c], m0f);
+          __m256i qh = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
+          if (kQ5) {
+            ql = _mm256_or_si256(ql, fifth_bit(u[c], bl));
+            qh = _mm256_or_si256(qh, fifth_bit(u[c], bh));
+          }
+          lo[c] = _mm256_add_epi16(lo[c], _mm256_maddubs_epi16(ql, alo));
+          hi[c] = _mm256_add_epi16(hi[c], _mm256_maddubs_epi16(qh, ahi));
+        }
       }
-    }
-    for (int c = 0; c < 4; ++c) {
-      const __m256i cl = _mm256_load_si256((const __m256i*)(sc[2 * i] + 8 * c));
-      const __m256i ch = _mm256_load_si256((const __m256i*)(sc[2 * i + 1] + 8 * c));
-      S[c] = _mm256_add_epi32(S[c], _mm256_mullo_epi32(_mm256_madd_epi16(lo[c], ones), cl));
-      S[c] = _mm256_add_epi32(S[c], _mm256_mullo_epi32(_mm256_madd_epi16(hi[c], ones), ch));
+      for (int c = 0; c < 4; ++c) {
+        const __m256i cl = _mm256_load_si256((const __m256i*)(sc[2 * i] + 8 * c));
+        const __m256i ch = _mm256_load_si256((const __m256i*)(sc[2 * i + 1] + 8 * c));
+        S[c] = _mm256_add_epi32(S[c], _mm256_mullo_epi32(_mm256_madd_epi16(lo[c], ones), cl));
+        S[c] = _mm256_add_epi32(S[c], _mm256_mullo_epi32(_mm256_madd_epi16(hi[c], ones), ch));
+      }
     }
   }
   float dxv;
@@ -488,24 +583,89 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
   }
 }
 
-// Q4_K: one k block (256 inputs) at a time, repacked once for all the block's row tiles (a
-// block of one row reads the panel in place instead).
-inline void int8_q4_k_block(const GemmJob& job, const GemmBlock& b) {
+// One row x one IQ4_XS k block of a panel read in place: per sub-block and 8 lanes the exact
+// sum of level x a (|level| x (a with level's sign), each group widened: a pair sums up to
+// 2 * 127 * 127), scaled by ls - 32 in int32, then the float step: iq4_xs tile<1>'s bits.
+inline void iq4_xs_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off, int64_t kb,
+                                float* y, bool first, int64_t n_cols) {
+  alignas(32) float d[32];
+  alignas(32) int32_t sc[8][32];
+  iq4_xs_block_scales(blk, d, sc);
+  const __m256i m0f = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1), table = iq4_table();
+  __m256i S[4];
+  for (int c = 0; c < 4; ++c) S[c] = _mm256_setzero_si256();
+  for (int j = 0; j < 8; ++j) {
+    __m256i ia[4];
+    for (int c = 0; c < 4; ++c) ia[c] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) {
+      prefetch_part(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
+      const uint8_t* q = blk + (8 + 16 * j + 4 * g) * 32;
+      __m256i v[4];
+      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      const uint8_t* a = xrow + kb * 256 + 32 * j + 4 * g;
+      const __m256i alo = _mm256_set1_epi32(load_i32(a)), ahi = _mm256_set1_epi32(load_i32(a + 16));
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) {
+        const __m256i wl = _mm256_shuffle_epi8(table, _mm256_and_si256(v[c], m0f));
+        const __m256i wh =
+            _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f));
+        const __m256i pl = _mm256_maddubs_epi16(_mm256_abs_epi8(wl), _mm256_sign_epi8(alo, wl));
+        const __m256i ph = _mm256_maddubs_epi16(_mm256_abs_epi8(wh), _mm256_sign_epi8(ahi, wh));
+        ia[c] = _mm256_add_epi32(
+            ia[c], _mm256_add_epi32(_mm256_madd_epi16(pl, ones), _mm256_madd_epi16(ph, ones)));
+      }
+    }
+    for (int c = 0; c < 4; ++c)
+      S[c] = _mm256_add_epi32(
+          S[c], _mm256_mullo_epi32(ia[c], _mm256_load_si256((const __m256i*)(sc[j] + 8 * c))));
+  }
+  float dxv;
+  __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
+  const __m256 dx = _mm256_set1_ps(dxv);
+  for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
+    const __m256i mask = lane_mask8(n_cols - 8 * c);
+    __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + 8 * c, mask);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S[c]), _mm256_mul_ps(_mm256_load_ps(d + 8 * c), dx),
+                          acc);
+    _mm256_maskstore_ps(y + 8 * c, mask, acc);
+  }
+}
+
+// Q4_K, Q5_K and IQ4_XS: one k block (256 inputs) at a time, repacked once for all the block's
+// row tiles (a block of one row reads the panel in place instead).
+template <int kType>
+inline void int8_k256_block(const GemmJob& job, const GemmBlock& b) {
+  constexpr bool kQ5 = kType == int(core::DType::kQ5_K), kXs = kType == int(core::DType::kIQ4_XS);
+  constexpr int64_t kBlockBytes = kQ5 ? 176 : kXs ? 136 : 144;
   Q4KRepacked w;
   const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
-  const int64_t nbt = job.K / 256, pstride = nbt * 32 * 144;
+  const int64_t nbt = job.K / 256, pstride = nbt * 32 * kBlockBytes;
   for (int64_t p = b.p0; p < b.p1; ++p) {
     for (int64_t kb = 0; kb < nbt; ++kb) {
+      const uint8_t* blk = panels + p * pstride + kb * 32 * kBlockBytes;
+      float* y = job.y + b.m0 * job.ldy + p * 32;
       if (b.m1 - b.m0 == 1) {
-        q4_k_row_in_place(panels + p * pstride + kb * 32 * 144, job.xq + b.m0 * job.ldq, job.xd_off,
-                          job.xs_off, kb, job.y + b.m0 * job.ldy + p * 32, kb == 0, job.N - p * 32);
+        const uint8_t* xrow = job.xq + b.m0 * job.ldq;
+        if (kXs) {
+          iq4_xs_row_in_place(blk, xrow, job.xd_off, kb, y, kb == 0, job.N - p * 32);
+        } else {
+          q4_k_row_in_place<kQ5>(blk, xrow, job.xd_off, job.xs_off, kb, y, kb == 0, job.N - p * 32);
+        }
         continue;
       }
-      repack_q4_k(panels + p * pstride + kb * 32 * 144, &w);
+      if (kXs) {
+        repack_iq4_xs(blk, &w);
+      } else if (kQ5) {
+        repack_q5_k(blk, &w);
+      } else {
+        repack_q4_k(blk, &w);
+      }
       for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
         const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);
-        pick_q4_k(r)(w, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off, kb,
-                     job.y + m * job.ldy + p * 32, job.ldy, kb == 0, job.N - p * 32);
+        (kXs ? pick_iq4_xs(r) : pick_q4_k(r))(w, job.xq + m * job.ldq, job.ldq, job.xd_off,
+                                              job.xs_off, kb, job.y + m * job.ldy + p * 32, job.ldy,
+                                              kb == 0, job.N - p * 32);
       }
     }
   }
@@ -520,7 +680,11 @@ inline void gemm_int8_block_impl(int dtype, const GemmJob& job, const GemmBlock&
     case core::DType::kIQ4_NL:
       return int8_q8_0_block<int(core::DType::kIQ4_NL)>(job, b);
     case core::DType::kQ4_K:
-      return int8_q4_k_block(job, b);
+      return int8_k256_block<int(core::DType::kQ4_K)>(job, b);
+    case core::DType::kQ5_K:
+      return int8_k256_block<int(core::DType::kQ5_K)>(job, b);
+    case core::DType::kIQ4_XS:
+      return int8_k256_block<int(core::DType::kIQ4_XS)>(job, b);
     case core::DType::kQ6_K:
       return int8_q6_k_block(job, b);
     default:

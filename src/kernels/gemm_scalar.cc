@@ -128,26 +128,57 @@ void q4_k_scale_min(int j, const uint8_t* s, int* sc, int* m) {
 // S = sum over the 8 sub-blocks of sc_j * (exact sum of q x a over its 32 inputs), Mn = sum of
 // m_j * (the activations' sum over those 32 inputs), both exact int32; then, blocks in order
 // from +0.0f, acc = fma(float(S), d * dx, acc) and acc = fma(-float(Mn), dmin * dx, acc).
+// Q5_K (kQ5: 176 byte rows, the 32 rows of fifth bits qh before the nibbles) is the same with
+// the 5-bit code q | ((qh[e] >> j) & 1) << 4.
+template <bool kQ5>
 void int8_q4_k(const GemmJob& job, const GemmBlock& b) {
-  int8_rows<144, 256>(job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
+  constexpr int kBlockBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16;
+  int8_rows<kBlockBytes, 256>(
+      job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
+        for (int l = 0; l < 32; ++l) {
+          uint8_t sb[12];
+          for (int i = 0; i < 12; ++i) sb[i] = blk[(4 + i) * 32 + l];
+          int32_t S = 0, Mn = 0;
+          for (int j = 0; j < 8; ++j) {
+            int sc, mn;
+            q4_k_scale_min(j, sb, &sc, &mn);
+            int32_t isum = 0;
+            for (int e = 0; e < 32; ++e) {
+              const uint8_t byte = blk[(kQs + 32 * (j / 2) + e) * 32 + l];
+              int q = j % 2 == 0 ? byte & 0xF : byte >> 4;
+              if (kQ5) q |= ((blk[(16 + e) * 32 + l] >> j) & 1) << 4;
+              isum += q * a.q[kb * 256 + 32 * j + e];
+            }
+            S += sc * isum;
+            Mn += mn * (a.s[kb * 16 + 2 * j] + a.s[kb * 16 + 2 * j + 1]);
+          }
+          acc[l] = std::fma(float(S), lane_f16(blk, 0, l) * a.d[kb], acc[l]);
+          acc[l] = std::fma(-float(Mn), lane_f16(blk, 2, l) * a.d[kb], acc[l]);
+        }
+      });
+}
+
+// The integer-dot IQ4_XS GEMM (136 byte rows: d, scales_h in rows 2-3, scales_l in rows 4-7,
+// then sub-block j's 16 rows of codes at row 8 + 16j, low / high nibbles inputs e / 16 + e;
+// activations in 256-blocks): per output and 256-block, S = sum over the 8 sub-blocks of
+// (ls_j - 32) * (exact sum of level x a over its 32 inputs), exact int32; then, blocks in order
+// from +0.0f, acc = fma(float(S), d * dx, acc).
+void int8_iq4_xs(const GemmJob& job, const GemmBlock& b) {
+  int8_rows<136, 256>(job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
     for (int l = 0; l < 32; ++l) {
-      uint8_t sb[12];
-      for (int i = 0; i < 12; ++i) sb[i] = blk[(4 + i) * 32 + l];
-      int32_t S = 0, Mn = 0;
+      const int sh = blk[2 * 32 + l] | blk[3 * 32 + l] << 8;
+      int32_t S = 0;
       for (int j = 0; j < 8; ++j) {
-        int sc, mn;
-        q4_k_scale_min(j, sb, &sc, &mn);
+        const int ls = ((blk[(4 + j / 2) * 32 + l] >> (4 * (j % 2))) & 0xF) | ((sh >> (2 * j)) & 3)
+                                                                                  << 4;
         int32_t isum = 0;
         for (int e = 0; e < 32; ++e) {
-          const uint8_t byte = blk[(16 + 32 * (j / 2) + e) * 32 + l];
-          const int q = j % 2 == 0 ? byte & 0xF : byte >> 4;
-          isum += q * a.q[kb * 256 + 32 * j + e];
+          const uint8_t byte = blk[(8 + 16 * j + e % 16) * 32 + l];
+          isum += kUnpackIq4Values[e < 16 ? byte & 0xF : byte >> 4] * a.q[kb * 256 + 32 * j + e];
         }
-        S += sc * isum;
-        Mn += mn * (a.s[kb * 16 + 2 * j] + a.s[kb * 16 + 2 * j + 1]);
+        S += (ls - 32) * isum;
       }
       acc[l] = std::fma(float(S), lane_f16(blk, 0, l) * a.d[kb], acc[l]);
-      acc[l] = std::fma(-float(Mn), lane_f16(blk, 2, l) * a.d[kb], acc[l]);
     }
   });
 }
@@ -194,7 +225,11 @@ void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
     case core::DType::kQ8_0:
       return int8_q8_0(job, b);
     case core::DType::kQ4_K:
-      return int8_q4_k(job, b);
+      return int8_q4_k<false>(job, b);
+    case core::DType::kQ5_K:
+      return int8_q4_k<true>(job, b);
+    case core::DType::kIQ4_XS:
+      return int8_iq4_xs(job, b);
     case core::DType::kQ6_K:
       return int8_q6_k(job, b);
     case core::DType::kQ4_0:

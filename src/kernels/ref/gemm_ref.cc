@@ -86,6 +86,56 @@ float q4_k_block_ref(const uint8_t* blk, const int8_t* xq, float xd, float acc) 
   return std::fma(-float(Mn), half_at(blk + 2) * xd, acc);
 }
 
+// Q5_K (ggml block: f16 d, f16 dmin, 12 bytes of scales and mins as Q4_K's, qh[32], then 128
+// bytes of nibbles as Q4_K's; element 32j + e has its fifth bit, value 16, at bit j of qh[e]).
+// Activations in blocks of 256; the same two float steps as Q4_K.
+float q5_k_block_ref(const uint8_t* blk, const int8_t* xq, float xd, float acc) {
+  const uint8_t* sc12 = blk + 4;
+  const uint8_t* qh = blk + 16;
+  const uint8_t* qs = blk + 48;
+  int32_t S = 0, Mn = 0;
+  for (int j = 0; j < 8; ++j) {
+    const int sc = j < 4 ? sc12[j] & 63 : (sc12[j + 4] & 0xF) | ((sc12[j - 4] >> 6) << 4);
+    const int mn = j < 4 ? sc12[j + 4] & 63 : (sc12[j + 4] >> 4) | ((sc12[j] >> 6) << 4);
+    int32_t dot = 0, sum = 0;
+    for (int e = 0; e < 32; ++e) {
+      const int lo = j % 2 == 0 ? qs[32 * (j / 2) + e] & 0xF : qs[32 * (j / 2) + e] >> 4;
+      const int q = lo + (((qh[e] >> j) & 1) ? 16 : 0);
+      dot += q * xq[32 * j + e];
+      sum += xq[32 * j + e];
+    }
+    S += sc * dot;
+    Mn += mn * sum;
+  }
+  acc = std::fma(float(S), half_at(blk) * xd, acc);
+  return std::fma(-float(Mn), half_at(blk + 2) * xd, acc);
+}
+
+// IQ4_NL's and IQ4_XS's 16 levels (ggml's kvalues_iq4nl).
+const int kIq4Levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                            1,    13,   25,  38,  53,  69,  89,  113};
+
+// IQ4_XS (ggml block: f16 d, u16 scales_h, scales_l[4], qs[128]; sub-block j of 32 has the
+// 6-bit scale ls = (nibble j % 2 of scales_l[j / 2]) | (bits 2j, 2j + 1 of scales_h) << 4,
+// stored + 32, and its elements in qs[16j, 16j + 16) as an IQ4_NL block's). Activations in
+// blocks of 256: S = sum_j (ls_j - 32) * (sum of level * x_q over sub-block j);
+// acc = fma(float(S), d * xd, acc).
+float iq4_xs_block_ref(const uint8_t* blk, const int8_t* xq, float xd, float acc) {
+  const int scales_h = blk[2] | blk[3] << 8;
+  int32_t S = 0;
+  for (int j = 0; j < 8; ++j) {
+    const int lo = j % 2 == 0 ? blk[4 + j / 2] & 0xF : blk[4 + j / 2] >> 4;
+    const int ls = lo + 16 * ((scales_h >> (2 * j)) & 3);
+    int32_t dot = 0;
+    for (int e = 0; e < 32; ++e) {
+      const uint8_t byte = blk[8 + 16 * j + e % 16];
+      dot += kIq4Levels[e < 16 ? byte & 0xF : byte >> 4] * xq[32 * j + e];
+    }
+    S += (ls - 32) * dot;
+  }
+  return std::fma(float(S), half_at(blk) * xd, acc);
+}
+
 // Q6_K (ggml block: ql[128], qh[64], int8 scales[16], f16 d; per half n of 128 elements and
 // l < 32: element l, l + 32, l + 64, l + 96 are ql[l] low, ql[l + 32] low, ql[l] high,
 // ql[l + 32] high, with qh[l] bits 0-1, 2-3, 4-5, 6-7 above, minus 32; scale of element i is
@@ -119,11 +169,12 @@ void gemm_int8_ref(const float* x, int64_t M, int64_t ldx, const void* rows, cor
     return int8_ref_rows(x, M, ldx, rows, type, N, K, 256, y, ldy, &q4_k_block_ref);
   if (type == core::DType::kQ6_K)
     return int8_ref_rows(x, M, ldx, rows, type, N, K, 256, y, ldy, &q6_k_block_ref);
+  if (type == core::DType::kQ5_K)
+    return int8_ref_rows(x, M, ldx, rows, type, N, K, 256, y, ldy, &q5_k_block_ref);
+  if (type == core::DType::kIQ4_XS)
+    return int8_ref_rows(x, M, ldx, rows, type, N, K, 256, y, ldy, &iq4_xs_block_ref);
   ANCHORAGE_CHECK(type == core::DType::kQ8_0 || type == core::DType::kQ4_0 ||
                   type == core::DType::kIQ4_NL);
-  // IQ4_NL's 16 levels (ggml's kvalues_iq4nl).
-  static const int kLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
-                                  1,    13,   25,  38,  53,  69,  89,  113};
   // Q8_0: f16 d, 32 int8. Q4_0 / IQ4_NL: f16 d, 16 bytes, element i < 16 the low nibble of byte
   // i, 16 + i the high; value q - 8 / kLevels[q]. Activations in blocks of 32.
   int8_ref_rows(x, M, ldx, rows, type, N, K, 32, y, ldy,
@@ -135,7 +186,7 @@ void gemm_int8_ref(const float* x, int64_t M, int64_t ldx, const void* rows, cor
                       w = static_cast<int8_t>(blk[2 + i]);
                     } else {
                       const int q = i < 16 ? blk[2 + i] & 0xF : blk[2 + i - 16] >> 4;
-                      w = type == core::DType::kQ4_0 ? q - 8 : kLevels[q];
+                      w = type == core::DType::kQ4_0 ? q - 8 : kIq4Levels[q];
                     }
                     sum += w * xq[i];
                   }

@@ -11,8 +11,8 @@
 // is first repacked into a small stack buffer (the weights of 4 consecutive inputs of a lane
 // side by side, so one 32-bit lane holds the 4 bytes vpmaddubsw+vpmaddwd multiply with 4
 // activation bytes, and the f16 scales as f32), then every row tile of the block runs over the
-// buffer (in L1). A block of one row (decode) reuses no repack, so for Q8_0, Q4_0, IQ4_NL, Q4_K
-// and Q6_K it reads the panels in place (the *_row_in_place functions: the same transposes straight
+// buffer (in L1). A block of one row (decode) reuses no repack, so for every type it reads the
+// panels in place (the *_row_in_place functions: the same transposes straight
 // into the multiplies). Each tile computes, per output, the integer block sums exactly and
 // combines them into the float accumulator in block order with the ops scalar spells out
 // (gemm_scalar.cc int8_q8_0): the partial sums pass through y between chunks (an f32
@@ -134,24 +134,48 @@ inline void repack_q8_0(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
   }
 }
 
-// nb Q4_0 or IQ4_NL k blocks of a panel (18 byte rows: f16 d, then 16 rows whose low / high
-// nibbles are inputs e / 16 + e) -> the Q8_0 repack's layout, as the signed weight codes
-// (q - 8, or IQ4_NL's table level): so the Q8_0 tile multiplies them unchanged.
-template <bool kIq4>
+// Per byte of the transposed group g (lane l's 4 bytes: inputs 4g .. 4g + 3 of a 32-block), 0x10
+// where the input's fifth bit is set: from qh, each lane's u32 of fifth bits (bit e for input
+// e; kHigh: inputs 16 + 4g ..), its byte replicated over the lane's 4 bytes (vpshufb inside
+// 128-bit halves), one bit per byte tested.
+template <bool kHigh>
+ANCHORAGE_FORCE_INLINE __m256i q5_0_fifth_bits(__m256i qh, int g) {
+  const __m256i sel = _mm256_add_epi8(_mm256_setr_epi32(0, 0x04040404, 0x08080808, 0x0c0c0c0c, 0,
+                                                        0x04040404, 0x08080808, 0x0c0c0c0c),
+                                      _mm256_set1_epi8(char((kHigh ? 2 : 0) + g / 2)));
+  const __m256i bits = _mm256_set1_epi32(g % 2 ? int(0x80402010) : 0x08040201);
+  const __m256i r = _mm256_and_si256(_mm256_shuffle_epi8(qh, sel), bits);
+  return _mm256_and_si256(_mm256_cmpeq_epi8(r, bits), _mm256_set1_epi8(0x10));
+}
+
+// nb Q4_0, IQ4_NL or Q5_0 k blocks of a panel (18 or 22 byte rows: f16 d, for Q5_0 the u32 of
+// fifth bits in rows 2-5, then 16 rows whose low / high nibbles are inputs e / 16 + e) -> the
+// Q8_0 repack's layout, as the signed weight codes (q - 8, IQ4_NL's table level, or Q5_0's
+// (q | fifth bit << 4) - 16): so the Q8_0 tile multiplies them unchanged.
+template <int kType>
 inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
+  constexpr bool kIq4 = kType == int(core::DType::kIQ4_NL);
+  constexpr bool kQ5 = kType == int(core::DType::kQ5_0);
+  constexpr int kBlockBytes = kQ5 ? 22 : 18, kQs = kQ5 ? 6 : 2;
   const __m256i m0f = _mm256_set1_epi8(0x0f);
-  const __m256i table = kIq4 ? iq4_table() : _mm256_set1_epi8(8);
+  const __m256i table = kIq4 ? iq4_table() : _mm256_set1_epi8(kQ5 ? 16 : 8);
   for (int b = 0; b < nb; ++b) {
-    const uint8_t* blk = blocks + b * 32 * 18;
-    prefetch_part(blocks + kQ8Chunk * 32 * 18, kQ8Chunk * 32 * 18, kQ8Chunk, b);
+    const uint8_t* blk = blocks + b * 32 * kBlockBytes;
+    prefetch_part(blocks + kQ8Chunk * 32 * kBlockBytes, kQ8Chunk * 32 * kBlockBytes, kQ8Chunk, b);
     scales_f16(blk, dw + b * 32);
+    __m256i qh[4];
+    if (kQ5) transpose4x32_regs<false>(blk + 64, blk + 96, blk + 128, blk + 160, qh);
     for (int g = 0; g < 4; ++g) {
-      const uint8_t* q = blk + (2 + 4 * g) * 32;
+      const uint8_t* q = blk + (kQs + 4 * g) * 32;
       __m256i v[4];
       transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
       for (int c = 0; c < 4; ++c) {
-        const __m256i lo = _mm256_and_si256(v[c], m0f);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
+        __m256i lo = _mm256_and_si256(v[c], m0f);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
+        if (kQ5) {
+          lo = _mm256_or_si256(lo, q5_0_fifth_bits<false>(qh[c], g));
+          hi = _mm256_or_si256(hi, q5_0_fifth_bits<true>(qh[c], g));
+        }
         const __m256i wl = kIq4 ? _mm256_shuffle_epi8(table, lo) : _mm256_sub_epi8(lo, table);
         const __m256i wh = kIq4 ? _mm256_shuffle_epi8(table, hi) : _mm256_sub_epi8(hi, table);
         _mm256_store_si256((__m256i*)(wt + b * 1024 + g * 128 + 32 * c), wl);
@@ -161,18 +185,21 @@ inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) 
   }
 }
 
-// One row x one Q8_0, Q4_0 or IQ4_NL panel read in place, over all of K from +0.0f (decode: a
-// block of one row reuses no repack). Per k block and 8 lanes the exact integer sum of the
+// One row x one Q8_0, Q4_0, IQ4_NL or Q5_0 panel read in place, over all of K from +0.0f (decode:
+// a block of one row reuses no repack). Per k block and 8 lanes the exact integer sum of the
 // signed codes times the activations, then q8_0_tile's float step, in block order: the same
 // bits. Q8_0 and IQ4_NL multiply |w| by (a with w's sign) and widen each group; Q4_0 multiplies
 // the unsigned nibbles q, adds the 8 pair sums of a lane's 16-bit half in 16 bits (at most
 // 8 x 2 x 15 x 127 = 30,480) and takes 8 x the activations' block sum out: sum((q - 8) a).
+// Q5_0 likewise with its unsigned 5-bit codes and 16 x the sum, each group's 2 pair sums
+// (2 x 2 x 31 x 127 = 15,748) widened at once.
 template <int kType>
 inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* xrow,
                               int64_t xd_off, int64_t xs_off, float* y, int64_t n_cols) {
   constexpr bool kQ8 = kType == int(core::DType::kQ8_0);
   constexpr bool kIq4 = kType == int(core::DType::kIQ4_NL);
-  constexpr int kBlockBytes = kQ8 ? 34 : 18;
+  constexpr bool kQ5 = kType == int(core::DType::kQ5_0);
+  constexpr int kBlockBytes = kQ8 ? 34 : kQ5 ? 22 : 18, kQs = kQ5 ? 6 : 2;
   const __m256i m0f = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
   const __m256i table = iq4_table();
   __m256 acc[4];
@@ -182,12 +209,13 @@ inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* 
     const uint8_t* a = xrow + kb * 32;
     alignas(32) float dw[32];
     scales_f16(blk, dw);
-    __m256i ia[4];
+    __m256i ia[4], qh[4];
     for (int c = 0; c < 4; ++c) ia[c] = _mm256_setzero_si256();
+    if (kQ5) transpose4x32_regs<false>(blk + 64, blk + 96, blk + 128, blk + 160, qh);
 #pragma GCC unroll 8
     for (int g = 0; g < (kQ8 ? 8 : 4); ++g) {
       prefetch_part(blk + 4 * 32 * kBlockBytes, 32 * kBlockBytes, kQ8 ? 8 : 4, g);
-      const uint8_t* q = blk + (2 + 4 * g) * 32;
+      const uint8_t* q = blk + (kQs + 4 * g) * 32;
       __m256i v[4];
       transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
       const __m256i alo = _mm256_set1_epi32(load_i32(a + 4 * g));
@@ -200,14 +228,21 @@ inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* 
           ia[c] = _mm256_add_epi32(ia[c], _mm256_madd_epi16(p, ones));
           continue;
         }
-        const __m256i lo = _mm256_and_si256(v[c], m0f);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
+        __m256i lo = _mm256_and_si256(v[c], m0f);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
         if (kIq4) {
           const __m256i wl = _mm256_shuffle_epi8(table, lo), wh = _mm256_shuffle_epi8(table, hi);
           const __m256i pl = _mm256_maddubs_epi16(_mm256_abs_epi8(wl), _mm256_sign_epi8(alo, wl));
           const __m256i ph = _mm256_maddubs_epi16(_mm256_abs_epi8(wh), _mm256_sign_epi8(ahi, wh));
           ia[c] = _mm256_add_epi32(
               ia[c], _mm256_add_epi32(_mm256_madd_epi16(pl, ones), _mm256_madd_epi16(ph, ones)));
+        } else if (kQ5) {  // 2 pair sums per 16 bits, widened per group
+          lo = _mm256_or_si256(lo, q5_0_fifth_bits<false>(qh[c], g));
+          hi = _mm256_or_si256(hi, q5_0_fifth_bits<true>(qh[c], g));
+          ia[c] = _mm256_add_epi32(
+              ia[c], _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(lo, alo),
+                                                        _mm256_maddubs_epi16(hi, ahi)),
+                                       ones));
         } else {  // 16-bit pair sums, widened after the block
           ia[c] = _mm256_add_epi16(ia[c], _mm256_add_epi16(_mm256_maddubs_epi16(lo, alo),
                                                            _mm256_maddubs_epi16(hi, ahi)));
@@ -217,10 +252,11 @@ inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* 
     float dxv;
     __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
     const __m256 dx = _mm256_set1_ps(dxv);
-    const __m256i off = _mm256_set1_epi32(-8 * load_i32(xrow + xs_off + 4 * kb));
+    const __m256i off = _mm256_set1_epi32((kQ5 ? -16 : -8) * load_i32(xrow + xs_off + 4 * kb));
     for (int c = 0; c < 4; ++c) {
-      const __m256i sum =
-          kQ8 || kIq4 ? ia[c] : _mm256_add_epi32(_mm256_madd_epi16(ia[c], ones), off);
+      const __m256i sum = kQ8 || kIq4 ? ia[c]
+                          : kQ5       ? _mm256_add_epi32(ia[c], off)
+                                      : _mm256_add_epi32(_mm256_madd_epi16(ia[c], ones), off);
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum),
                                _mm256_mul_ps(_mm256_load_ps(dw + 8 * c), dx), acc[c]);
     }
@@ -229,11 +265,13 @@ inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* 
     _mm256_maskstore_ps(y + 8 * c, lane_mask8(n_cols - 8 * c), acc[c]);
 }
 
-// Q8_0, and through its repack to signed codes Q4_0 and IQ4_NL (block_bytes 34 or 18); a block
-// of one row reads its panels in place instead.
+// Q8_0, and through its repack to signed codes Q4_0, IQ4_NL and Q5_0 (block_bytes 34, 18 or
+// 22); a block of one row reads its panels in place instead.
 template <int kType>
 inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
-  constexpr int64_t kBlockBytes = kType == int(core::DType::kQ8_0) ? 34 : 18;
+  constexpr int64_t kBlockBytes = kType == int(core::DType::kQ8_0)   ? 34
+                                  : kType == int(core::DType::kQ5_0) ? 22
+                                                                     : 18;
   alignas(64) uint8_t wt[kQ8Chunk * 1024];
   alignas(64) float dw[kQ8Chunk * 32];
   const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
@@ -251,7 +289,7 @@ inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
       if (kType == int(core::DType::kQ8_0)) {
         repack_q8_0(src, nb, wt, dw);
       } else {
-        repack_q4_32<kType == int(core::DType::kIQ4_NL)>(src, nb, wt, dw);
+        repack_q4_32<kType>(src, nb, wt, dw);
       }
       for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
         const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);
@@ -679,6 +717,8 @@ inline void gemm_int8_block_impl(int dtype, const GemmJob& job, const GemmBlock&
       return int8_q8_0_block<int(core::DType::kQ4_0)>(job, b);
     case core::DType::kIQ4_NL:
       return int8_q8_0_block<int(core::DType::kIQ4_NL)>(job, b);
+    case core::DType::kQ5_0:
+      return int8_q8_0_block<int(core::DType::kQ5_0)>(job, b);
     case core::DType::kQ4_K:
       return int8_k256_block<int(core::DType::kQ4_K)>(job, b);
     case core::DType::kQ5_K:

@@ -176,32 +176,46 @@ ANCHORAGE_FORCE_INLINE __m512i iq4_table_flipped() {
                     char(53 ^ 0x80), char(69 ^ 0x80), char(89 ^ 0x80), char(113 ^ 0x80)));
 }
 
-// R rows x one Q4_0 or IQ4_NL panel (18-byte-row k blocks: d, then 16 rows whose low / high
-// nibbles are inputs e / 16 + e) over all of K, from +0.0f. Q4_0's nibble q enters unsigned
-// and the block sum starts from -8 * a_sum (sum of (q - 8) * a); IQ4_NL's level (vpshufb of the
-// table) enters as level ^ 0x80 with -128 * a_sum, as Q8_0.
-template <bool kIq4, int R>
+// R rows x one Q4_0, IQ4_NL or Q5_0 panel (18- or 22-byte-row k blocks: d, for Q5_0 the u32 of
+// fifth bits in rows 2-5, then 16 rows whose low / high nibbles are inputs e / 16 + e) over all
+// of K, from +0.0f. Q4_0's nibble q enters unsigned and the block sum starts from -8 * a_sum
+// (sum of (q - 8) * a); Q5_0's 5-bit code likewise with -16 * a_sum, its fifth bits added as 16
+// (each lane's qh byte for the group replicated over its 4 bytes by vpshufb, then one bit per
+// byte tested); IQ4_NL's level (vpshufb of the table) enters as level ^ 0x80 with -128 * a_sum,
+// as Q8_0.
+template <int kType, int R>
 void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                 int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
+  constexpr bool kIq4 = kType == int(core::DType::kIQ4_NL);
+  constexpr bool kQ5 = kType == int(core::DType::kQ5_0);
+  constexpr int kBlockBytes = kQ5 ? 22 : 18, kQs = kQ5 ? 6 : 2;
+  constexpr int kOffset = kIq4 ? -128 : kQ5 ? -16 : -8;
   const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
   const __m512i ph = _mm512_load_si512(kPerms.halves);
-  const __m512i m0f = _mm512_set1_epi8(0x0f);
+  const __m512i m0f = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10);
   const __m512i table = iq4_table_flipped();
+  // vpshufb indices of byte 0 of each 32-bit lane, 4 times (add the byte wanted).
+  const __m512i lane_base = _mm512_set4_epi32(0x0c0c0c0c, 0x08080808, 0x04040404, 0);
   __m512 acc[R][2];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   for (int64_t kb = 0; kb < nbt; ++kb) {
-    const uint8_t* blk = panel + kb * 32 * 18;
+    const uint8_t* blk = panel + kb * 32 * kBlockBytes;
     __m512i ia[R][2];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
-      ia[r][0] = ia[r][1] =
-          _mm512_set1_epi32((kIq4 ? -128 : -8) * load_i32(xrow + r * ldq + xs_off + 4 * kb));
+      ia[r][0] = ia[r][1] = _mm512_set1_epi32(kOffset * load_i32(xrow + r * ldq + xs_off + 4 * kb));
+    __m512i qh[2];  // Q5_0: each lane's u32 of fifth bits
+    if (kQ5) {
+      const __m512i y01 = _mm512_loadu_si512(blk + 2 * 32), y23 = _mm512_loadu_si512(blk + 4 * 32);
+      qh[0] = _mm512_permutex2var_epi8(y01, p0, y23);
+      qh[1] = _mm512_permutex2var_epi8(y01, p1, y23);
+    }
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
-      prefetch_part(blk + 8 * 32 * 18, 32 * 18, 4, g);
-      const __m512i z01 = _mm512_loadu_si512(blk + (2 + 4 * g) * 32);
-      const __m512i z23 = _mm512_loadu_si512(blk + (4 + 4 * g) * 32);
+      prefetch_part(blk + 8 * 32 * kBlockBytes, 32 * kBlockBytes, 4, g);
+      const __m512i z01 = _mm512_loadu_si512(blk + (kQs + 4 * g) * 32);
+      const __m512i z23 = _mm512_loadu_si512(blk + (kQs + 2 + 4 * g) * 32);
       __m512i w[2][2];  // [low / high nibble][lanes 0-15 / 16-31]
 #pragma GCC unroll 2
       for (int c = 0; c < 2; ++c) {
@@ -211,6 +225,17 @@ void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t 
         if (kIq4) {
           w[0][c] = _mm512_shuffle_epi8(table, w[0][c]);
           w[1][c] = _mm512_shuffle_epi8(table, w[1][c]);
+        }
+        if (kQ5) {
+          // Inputs 4g + t (low) and 16 + 4g + t (high): bit 4(g % 2) + t of qh bytes g / 2 and
+          // 2 + g / 2.
+          const __m512i bits = _mm512_set1_epi32(g % 2 ? int(0x80402010) : 0x08040201);
+          const __m512i rl =
+              _mm512_shuffle_epi8(qh[c], _mm512_add_epi8(lane_base, _mm512_set1_epi8(char(g / 2))));
+          const __m512i rh = _mm512_shuffle_epi8(
+              qh[c], _mm512_add_epi8(lane_base, _mm512_set1_epi8(char(2 + g / 2))));
+          w[0][c] = _mm512_mask_add_epi8(w[0][c], _mm512_test_epi8_mask(rl, bits), w[0][c], m10);
+          w[1][c] = _mm512_mask_add_epi8(w[1][c], _mm512_test_epi8_mask(rh, bits), w[1][c], m10);
         }
       }
 #pragma GCC unroll 8
@@ -229,17 +254,18 @@ void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t 
   store_rows<R>(acc, y, ldy, n_cols);
 }
 
-template <bool kIq4>
+template <int kType>
 void q4_32_block(const GemmJob& job, const GemmBlock& b) {
   const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
-  const int64_t nbt = job.K / 32, pstride = nbt * 32 * 18;
+  const int64_t block_bytes = kType == int(core::DType::kQ5_0) ? 22 : 18;
+  const int64_t nbt = job.K / 32, pstride = nbt * 32 * block_bytes;
   for (int64_t p = b.p0; p < b.p1; ++p) {
     for (int64_t m = b.m0; m < b.m1; m += kMr) {
       const int r = int(b.m1 - m < kMr ? b.m1 - m : kMr);
-      const Q8Tile fn = r == 1   ? &q4_32_tile<kIq4, 1>
-                        : r == 2 ? &q4_32_tile<kIq4, 2>
-                        : r == 3 ? &q4_32_tile<kIq4, 3>
-                                 : &q4_32_tile<kIq4, 4>;
+      const Q8Tile fn = r == 1   ? &q4_32_tile<kType, 1>
+                        : r == 2 ? &q4_32_tile<kType, 2>
+                        : r == 3 ? &q4_32_tile<kType, 3>
+                                 : &q4_32_tile<kType, 4>;
       fn(panels + p * pstride, nbt, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off,
          job.y + m * job.ldy + p * 32, job.ldy, job.N - p * 32);
     }
@@ -583,9 +609,11 @@ void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
     case core::DType::kQ6_K:
       return k256_block<210, &q6_k_tile<1>, &q6_k_tile<2>>(job, b);
     case core::DType::kQ4_0:
-      return q4_32_block<false>(job, b);
+      return q4_32_block<int(core::DType::kQ4_0)>(job, b);
     case core::DType::kIQ4_NL:
-      return q4_32_block<true>(job, b);
+      return q4_32_block<int(core::DType::kIQ4_NL)>(job, b);
+    case core::DType::kQ5_0:
+      return q4_32_block<int(core::DType::kQ5_0)>(job, b);
     default:
       break;
   }

@@ -96,21 +96,34 @@ void int8_q8_0(const GemmJob& job, const GemmBlock& b) {
   });
 }
 
-// Q4_0 and IQ4_NL (32-blocks: f16 d, then 16 bytes whose low / high nibbles are inputs e /
-// 16 + e): as Q8_0 with the signed code w = q - 8, or IQ4_NL's table level kUnpackIq4Values[q].
-template <bool kIq4>
+// Q4_0, IQ4_NL and Q5_0 (32-blocks: f16 d, for Q5_0 the u32 of fifth bits qh in rows 2-5 (bit e
+// of byte e / 8 for input e), then 16 rows whose low / high nibbles are inputs e / 16 + e): as
+// Q8_0 with the signed code w = q - 8 (Q4_0), IQ4_NL's table level kUnpackIq4Values[q], or
+// (q | fifth bit << 4) - 16 (Q5_0).
+template <int kType>
 void int8_q4_32(const GemmJob& job, const GemmBlock& b) {
-  int8_rows<18, 32>(job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
-    for (int l = 0; l < 32; ++l) {
-      int32_t isum = 0;
-      for (int i = 0; i < 32; ++i) {
-        const uint8_t byte = blk[(2 + i % 16) * 32 + l];
-        const int q = i < 16 ? byte & 0xF : byte >> 4;
-        isum += (kIq4 ? kUnpackIq4Values[q] : q - 8) * a.q[kb * 32 + i];
-      }
-      acc[l] = std::fma(float(isum), lane_f16(blk, 0, l) * a.d[kb], acc[l]);
-    }
-  });
+  constexpr bool kQ5 = kType == int(core::DType::kQ5_0);
+  constexpr int kBlockBytes = kQ5 ? 22 : 18, kQs = kQ5 ? 6 : 2;
+  int8_rows<kBlockBytes, 32>(
+      job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
+        for (int l = 0; l < 32; ++l) {
+          int32_t isum = 0;
+          for (int i = 0; i < 32; ++i) {
+            const uint8_t byte = blk[(kQs + i % 16) * 32 + l];
+            const int q = i < 16 ? byte & 0xF : byte >> 4;
+            int w;
+            if (kType == int(core::DType::kIQ4_NL)) {
+              w = kUnpackIq4Values[q];
+            } else if (kQ5) {
+              w = (q | ((blk[(2 + i / 8) * 32 + l] >> (i % 8)) & 1) << 4) - 16;
+            } else {
+              w = q - 8;
+            }
+            isum += w * a.q[kb * 32 + i];
+          }
+          acc[l] = std::fma(float(isum), lane_f16(blk, 0, l) * a.d[kb], acc[l]);
+        }
+      });
 }
 
 // Q4_K sub-block j's 6-bit scale and min from a lane's 12 scale bytes (as kernels/quant.cc).
@@ -233,9 +246,11 @@ void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
     case core::DType::kQ6_K:
       return int8_q6_k(job, b);
     case core::DType::kQ4_0:
-      return int8_q4_32<false>(job, b);
     case core::DType::kIQ4_NL:
-      return int8_q4_32<true>(job, b);
+    case core::DType::kQ5_0:
+      return (dtype == int(core::DType::kQ4_0)     ? &int8_q4_32<int(core::DType::kQ4_0)>
+              : dtype == int(core::DType::kIQ4_NL) ? &int8_q4_32<int(core::DType::kIQ4_NL)>
+                                                   : &int8_q4_32<int(core::DType::kQ5_0)>)(job, b);
     default:
       break;
   }

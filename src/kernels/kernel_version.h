@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 12;
+inline constexpr int kKernelVersion = 13;
 
 }  // namespace anchorage::kernels

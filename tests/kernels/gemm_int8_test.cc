@@ -205,19 +205,21 @@ TEST_P(GemmInt8Extremes, BlockBytesAndFullScaleActivations) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Dtypes, GemmInt8Extremes,
-    ::testing::Combine(::testing::Values(DType::kQ8_0, DType::kQ4_K, DType::kQ6_K, DType::kQ4_0,
-                                         DType::kIQ4_NL, DType::kQ5_K, DType::kIQ4_XS),
-                       ::testing::Bool()),
-    [](const auto& info) {
-      return std::string(core::dtype_name(std::get<0>(info.param))) +
-             (std::get<1>(info.param) ? "_all_ones" : "_random");
-    });
+INSTANTIATE_TEST_SUITE_P(Dtypes, GemmInt8Extremes,
+                         ::testing::Combine(::testing::Values(DType::kQ8_0, DType::kQ4_K,
+                                                              DType::kQ6_K, DType::kQ4_0,
+                                                              DType::kIQ4_NL, DType::kQ5_K,
+                                                              DType::kIQ4_XS, DType::kQ5_0),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::string(core::dtype_name(std::get<0>(info.param))) +
+                                  (std::get<1>(info.param) ? "_all_ones" : "_random");
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GemmInt8,
                          ::testing::Values(DType::kQ8_0, DType::kQ4_K, DType::kQ6_K, DType::kQ4_0,
-                                           DType::kIQ4_NL, DType::kQ5_K, DType::kIQ4_XS),
+                                           DType::kIQ4_NL, DType::kQ5_K, DType::kIQ4_XS,
+                                           DType::kQ5_0),
                          [](const auto& info) {
                            return std::string(core::dtype_name(info.param));
                          });

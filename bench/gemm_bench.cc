@@ -312,7 +312,8 @@ void register_all() {
   for (core::DType dt :
        {core::DType::kF32, core::DType::kBF16, core::DType::kF16, core::DType::kQ8_0,
         core::DType::kQ4_K, core::DType::kQ6_K, core::DType::kQ4_0, core::DType::kIQ4_NL,
-        core::DType::kQ5_K, core::DType::kIQ4_XS, core::DType::kQ5_0}) {
+        core::DType::kQ5_K, core::DType::kIQ4_XS, core::DType::kQ5_0, core::DType::kQ4_1,
+        core::DType::kQ5_1}) {
     for (int t : {1, 2}) {
       std::vector<GemmCase> cases;
       for (int64_t M : {1, 16, 1024}) {

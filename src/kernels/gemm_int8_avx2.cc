@@ -35,9 +35,9 @@ constexpr bool kFlipQ8 = false;
 // after another: only R accumulators and R block sums are live, so R rows share each weight
 // load and |w|.
 template <int R>
-void q8_0_tile(const uint8_t* wt, const float* dw, int nb, const uint8_t* xrow, int64_t ldq,
-               int64_t xd_off, int64_t xs_off, int64_t kb0, float* y, int64_t ldy, bool first,
-               int64_t n_cols) {
+void q8_0_tile(const uint8_t* wt, const float* dw, const float* mw, int nb, const uint8_t* xrow,
+               int64_t ldq, int64_t xd_off, int64_t xs_off, int64_t kb0, float* y, int64_t ldy,
+               bool first, int64_t n_cols) {
   const __m256i ones = _mm256_set1_epi16(1);
   for (int j = 0; j < 4 && 8 * j < n_cols; ++j) {
     const __m256i mask = lane_mask8(n_cols - 8 * j);
@@ -68,6 +68,12 @@ void q8_0_tile(const uint8_t* wt, const float* dw, int nb, const uint8_t* xrow, 
         __builtin_memcpy(&dxv, xrow + r * ldq + xd_off + 4 * kb, 4);
         acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia[r]), _mm256_mul_ps(d, _mm256_set1_ps(dxv)),
                                  acc[r]);
+        if (mw) {  // Q4_1 / Q5_1: the min times the activations' block sum
+          const float s = float(load_i32(xrow + r * ldq + xs_off + 4 * kb));
+          acc[r] = _mm256_fmadd_ps(
+              _mm256_set1_ps(s),
+              _mm256_mul_ps(_mm256_load_ps(mw + b * 32 + 8 * j), _mm256_set1_ps(dxv)), acc[r]);
+        }
       }
     }
 #pragma GCC unroll 8

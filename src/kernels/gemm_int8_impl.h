@@ -23,9 +23,11 @@
 
 #include "kernels/simd/prefetch.h"
 
-using Q8Tile = void (*)(const uint8_t* wt, const float* dw, int nb, const uint8_t* xrow,
-                        int64_t ldq, int64_t xd_off, int64_t xs_off, int64_t kb0, float* y,
-                        int64_t ldy, bool first, int64_t n_cols);
+// mw: the blocks' mins (Q4_1, Q5_1: the step acc = fma(float(a_sum), m * dx, acc) after each
+// block's), else nullptr.
+using Q8Tile = void (*)(const uint8_t* wt, const float* dw, const float* mw, int nb,
+                        const uint8_t* xrow, int64_t ldq, int64_t xd_off, int64_t xs_off,
+                        int64_t kb0, float* y, int64_t ldy, bool first, int64_t n_cols);
 Q8Tile pick_q8_0(int rows);  // defined by the ISA file
 
 // A repacked Q4_K k block of one panel: the nibbles of sub-block j, inputs 4g .. 4g+3 of the
@@ -148,23 +150,40 @@ ANCHORAGE_FORCE_INLINE __m256i q5_0_fifth_bits(__m256i qh, int g) {
   return _mm256_and_si256(_mm256_cmpeq_epi8(r, bits), _mm256_set1_epi8(0x10));
 }
 
-// nb Q4_0, IQ4_NL or Q5_0 k blocks of a panel (18 or 22 byte rows: f16 d, for Q5_0 the u32 of
-// fifth bits in rows 2-5, then 16 rows whose low / high nibbles are inputs e / 16 + e) -> the
-// Q8_0 repack's layout, as the signed weight codes (q - 8, IQ4_NL's table level, or Q5_0's
-// (q | fifth bit << 4) - 16): so the Q8_0 tile multiplies them unchanged.
+// The layout of the 32-blocks Q4_0, IQ4_NL, Q5_0, Q4_1, Q5_1: byte row of the u32 of fifth
+// bits (Q5_x), of the first quant row, block bytes; whether the block has a min (row 2).
 template <int kType>
-inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
-  constexpr bool kIq4 = kType == int(core::DType::kIQ4_NL);
-  constexpr bool kQ5 = kType == int(core::DType::kQ5_0);
-  constexpr int kBlockBytes = kQ5 ? 22 : 18, kQs = kQ5 ? 6 : 2;
+struct Q4x32 {
+  static constexpr bool kIq4 = kType == int(core::DType::kIQ4_NL);
+  static constexpr bool kMin = kType == int(core::DType::kQ4_1) || kType == int(core::DType::kQ5_1);
+  static constexpr bool kQ5 = kType == int(core::DType::kQ5_0) || kType == int(core::DType::kQ5_1);
+  static constexpr int kQh = kMin ? 4 : 2, kQs = kQh + (kQ5 ? 4 : 0), kBlockBytes = kQs + 16;
+  // What the signed code is below the unsigned one (0 with a min).
+  static constexpr int kOffset = kMin ? 0 : kQ5 ? 16 : 8;
+};
+
+// nb Q4_0, IQ4_NL, Q5_0, Q4_1 or Q5_1 k blocks of a panel (Q4x32's byte rows: f16 d, the f16 min
+// for Q4_1 / Q5_1, the u32 of fifth bits for Q5_x, then 16 rows whose low / high nibbles are
+// inputs e / 16 + e) -> the Q8_0 repack's layout, as the signed weight codes (q - 8, IQ4_NL's
+// table level, Q5_0's (q | fifth bit << 4) - 16, Q4_1 / Q5_1's unsigned code) and the mins into
+// mw: so the Q8_0 tile multiplies them unchanged.
+template <int kType>
+inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw, float* mw) {
+  using L = Q4x32<kType>;
+  constexpr bool kIq4 = L::kIq4, kQ5 = L::kQ5;
+  constexpr int kBlockBytes = L::kBlockBytes, kQs = L::kQs;
   const __m256i m0f = _mm256_set1_epi8(0x0f);
-  const __m256i table = kIq4 ? iq4_table() : _mm256_set1_epi8(kQ5 ? 16 : 8);
+  const __m256i table = kIq4 ? iq4_table() : _mm256_set1_epi8(char(L::kOffset));
   for (int b = 0; b < nb; ++b) {
     const uint8_t* blk = blocks + b * 32 * kBlockBytes;
     prefetch_part(blocks + kQ8Chunk * 32 * kBlockBytes, kQ8Chunk * 32 * kBlockBytes, kQ8Chunk, b);
     scales_f16(blk, dw + b * 32);
+    if (L::kMin) scales_f16(blk + 64, mw + b * 32);
     __m256i qh[4];
-    if (kQ5) transpose4x32_regs<false>(blk + 64, blk + 96, blk + 128, blk + 160, qh);
+    if (kQ5) {
+      const uint8_t* h = blk + L::kQh * 32;
+      transpose4x32_regs<false>(h, h + 32, h + 64, h + 96, qh);
+    }
     for (int g = 0; g < 4; ++g) {
       const uint8_t* q = blk + (kQs + 4 * g) * 32;
       __m256i v[4];
@@ -196,10 +215,10 @@ inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) 
 template <int kType>
 inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* xrow,
                               int64_t xd_off, int64_t xs_off, float* y, int64_t n_cols) {
+  using L = Q4x32<kType>;
   constexpr bool kQ8 = kType == int(core::DType::kQ8_0);
-  constexpr bool kIq4 = kType == int(core::DType::kIQ4_NL);
-  constexpr bool kQ5 = kType == int(core::DType::kQ5_0);
-  constexpr int kBlockBytes = kQ8 ? 34 : kQ5 ? 22 : 18, kQs = kQ5 ? 6 : 2;
+  constexpr bool kIq4 = L::kIq4, kQ5 = L::kQ5, kMin = L::kMin;
+  constexpr int kBlockBytes = kQ8 ? 34 : L::kBlockBytes, kQs = kQ8 ? 2 : L::kQs;
   const __m256i m0f = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
   const __m256i table = iq4_table();
   __m256 acc[4];
@@ -207,11 +226,15 @@ inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* 
   for (int64_t kb = 0; kb < nbt; ++kb) {
     const uint8_t* blk = panel + kb * 32 * kBlockBytes;
     const uint8_t* a = xrow + kb * 32;
-    alignas(32) float dw[32];
+    alignas(32) float dw[32], mw[32];
     scales_f16(blk, dw);
+    if (kMin) scales_f16(blk + 64, mw);
     __m256i ia[4], qh[4];
     for (int c = 0; c < 4; ++c) ia[c] = _mm256_setzero_si256();
-    if (kQ5) transpose4x32_regs<false>(blk + 64, blk + 96, blk + 128, blk + 160, qh);
+    if (kQ5) {
+      const uint8_t* h = blk + L::kQh * 32;
+      transpose4x32_regs<false>(h, h + 32, h + 64, h + 96, qh);
+    }
 #pragma GCC unroll 8
     for (int g = 0; g < (kQ8 ? 8 : 4); ++g) {
       prefetch_part(blk + 4 * 32 * kBlockBytes, 32 * kBlockBytes, kQ8 ? 8 : 4, g);
@@ -252,13 +275,17 @@ inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* 
     float dxv;
     __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
     const __m256 dx = _mm256_set1_ps(dxv);
-    const __m256i off = _mm256_set1_epi32((kQ5 ? -16 : -8) * load_i32(xrow + xs_off + 4 * kb));
+    const int32_t a_sum = load_i32(xrow + xs_off + 4 * kb);
+    const __m256i off = _mm256_set1_epi32(-L::kOffset * a_sum);
     for (int c = 0; c < 4; ++c) {
       const __m256i sum = kQ8 || kIq4 ? ia[c]
                           : kQ5       ? _mm256_add_epi32(ia[c], off)
                                       : _mm256_add_epi32(_mm256_madd_epi16(ia[c], ones), off);
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum),
                                _mm256_mul_ps(_mm256_load_ps(dw + 8 * c), dx), acc[c]);
+      if (kMin)
+        acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(float(a_sum)),
+                                 _mm256_mul_ps(_mm256_load_ps(mw + 8 * c), dx), acc[c]);
     }
   }
   for (int c = 0; c < 4 && 8 * c < n_cols; ++c)
@@ -269,11 +296,10 @@ inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* 
 // 22); a block of one row reads its panels in place instead.
 template <int kType>
 inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
-  constexpr int64_t kBlockBytes = kType == int(core::DType::kQ8_0)   ? 34
-                                  : kType == int(core::DType::kQ5_0) ? 22
-                                                                     : 18;
+  constexpr bool kQ8 = kType == int(core::DType::kQ8_0);
+  constexpr int64_t kBlockBytes = kQ8 ? 34 : Q4x32<kType>::kBlockBytes;
   alignas(64) uint8_t wt[kQ8Chunk * 1024];
-  alignas(64) float dw[kQ8Chunk * 32];
+  alignas(64) float dw[kQ8Chunk * 32], mw[kQ8Chunk * 32];
   const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
   const int64_t nbt = job.K / 32, pstride = nbt * 32 * kBlockBytes;
   if (b.m1 - b.m0 == 1) {
@@ -289,12 +315,13 @@ inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
       if (kType == int(core::DType::kQ8_0)) {
         repack_q8_0(src, nb, wt, dw);
       } else {
-        repack_q4_32<kType>(src, nb, wt, dw);
+        repack_q4_32<kType>(src, nb, wt, dw, mw);
       }
       for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
         const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);
-        pick_q8_0(r)(wt, dw, nb, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off, kb0,
-                     job.y + m * job.ldy + p * 32, job.ldy, kb0 == 0, job.N - p * 32);
+        pick_q8_0(r)(wt, dw, kQ8 || !Q4x32<kType>::kMin ? nullptr : mw, nb, job.xq + m * job.ldq,
+                     job.ldq, job.xd_off, job.xs_off, kb0, job.y + m * job.ldy + p * 32, job.ldy,
+                     kb0 == 0, job.N - p * 32);
       }
     }
   }
@@ -719,6 +746,10 @@ inline void gemm_int8_block_impl(int dtype, const GemmJob& job, const GemmBlock&
       return int8_q8_0_block<int(core::DType::kIQ4_NL)>(job, b);
     case core::DType::kQ5_0:
       return int8_q8_0_block<int(core::DType::kQ5_0)>(job, b);
+    case core::DType::kQ4_1:
+      return int8_q8_0_block<int(core::DType::kQ4_1)>(job, b);
+    case core::DType::kQ5_1:
+      return int8_q8_0_block<int(core::DType::kQ5_1)>(job, b);
     case core::DType::kQ4_K:
       return int8_k256_block<int(core::DType::kQ4_K)>(job, b);
     case core::DType::kQ5_K:

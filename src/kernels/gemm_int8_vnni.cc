@@ -176,20 +176,22 @@ ANCHORAGE_FORCE_INLINE __m512i iq4_table_flipped() {
                     char(53 ^ 0x80), char(69 ^ 0x80), char(89 ^ 0x80), char(113 ^ 0x80)));
 }
 
-// R rows x one Q4_0, IQ4_NL or Q5_0 panel (18- or 22-byte-row k blocks: d, for Q5_0 the u32 of
-// fifth bits in rows 2-5, then 16 rows whose low / high nibbles are inputs e / 16 + e) over all
-// of K, from +0.0f. Q4_0's nibble q enters unsigned and the block sum starts from -8 * a_sum
-// (sum of (q - 8) * a); Q5_0's 5-bit code likewise with -16 * a_sum, its fifth bits added as 16
-// (each lane's qh byte for the group replicated over its 4 bytes by vpshufb, then one bit per
-// byte tested); IQ4_NL's level (vpshufb of the table) enters as level ^ 0x80 with -128 * a_sum,
-// as Q8_0.
+// R rows x one Q4_0, IQ4_NL, Q5_0, Q4_1 or Q5_1 panel (k blocks of 18-24 byte rows: d, for
+// Q4_1 / Q5_1 the min m, for Q5_0 / Q5_1 the u32 of fifth bits, then 16 rows whose low / high
+// nibbles are inputs e / 16 + e) over all of K, from +0.0f. Q4_0's nibble q enters unsigned and
+// the block sum starts from -8 * a_sum (sum of (q - 8) * a); Q5_0's 5-bit code likewise with
+// -16 * a_sum, its fifth bits added as 16 (each lane's qh byte for the group replicated over its
+// 4 bytes by vpshufb, then one bit per byte tested); Q4_1 / Q5_1 from 0, then the min's step
+// acc = fma(float(a_sum), m * dx, acc); IQ4_NL's level (vpshufb of the table) enters as
+// level ^ 0x80 with -128 * a_sum, as Q8_0.
 template <int kType, int R>
 void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                 int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
   constexpr bool kIq4 = kType == int(core::DType::kIQ4_NL);
-  constexpr bool kQ5 = kType == int(core::DType::kQ5_0);
-  constexpr int kBlockBytes = kQ5 ? 22 : 18, kQs = kQ5 ? 6 : 2;
-  constexpr int kOffset = kIq4 ? -128 : kQ5 ? -16 : -8;
+  constexpr bool kMin = kType == int(core::DType::kQ4_1) || kType == int(core::DType::kQ5_1);
+  constexpr bool kQ5 = kType == int(core::DType::kQ5_0) || kType == int(core::DType::kQ5_1);
+  constexpr int kQh = kMin ? 4 : 2, kQs = kQh + (kQ5 ? 4 : 0), kBlockBytes = kQs + 16;
+  constexpr int kOffset = kMin ? 0 : kIq4 ? -128 : kQ5 ? -16 : -8;
   const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
   const __m512i ph = _mm512_load_si512(kPerms.halves);
   const __m512i m0f = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10);
@@ -207,7 +209,8 @@ void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t 
       ia[r][0] = ia[r][1] = _mm512_set1_epi32(kOffset * load_i32(xrow + r * ldq + xs_off + 4 * kb));
     __m512i qh[2];  // Q5_0: each lane's u32 of fifth bits
     if (kQ5) {
-      const __m512i y01 = _mm512_loadu_si512(blk + 2 * 32), y23 = _mm512_loadu_si512(blk + 4 * 32);
+      const __m512i y01 = _mm512_loadu_si512(blk + kQh * 32);
+      const __m512i y23 = _mm512_loadu_si512(blk + (kQh + 2) * 32);
       qh[0] = _mm512_permutex2var_epi8(y01, p0, y23);
       qh[1] = _mm512_permutex2var_epi8(y01, p1, y23);
     }
@@ -250,6 +253,17 @@ void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t 
     __m512 d0, d1;
     scales(blk, ph, &d0, &d1);
     add_block<R>(acc, ia, d0, d1, xrow, ldq, xd_off, kb);
+    if (kMin) {
+      __m512 m0, m1;
+      scales(blk + 64, ph, &m0, &m1);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
+        const __m512 sum = _mm512_set1_ps(float(load_i32(xrow + r * ldq + xs_off + 4 * kb)));
+        acc[r][0] = _mm512_fmadd_ps(sum, _mm512_mul_ps(m0, dx), acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(sum, _mm512_mul_ps(m1, dx), acc[r][1]);
+      }
+    }
   }
   store_rows<R>(acc, y, ldy, n_cols);
 }
@@ -257,7 +271,10 @@ void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t 
 template <int kType>
 void q4_32_block(const GemmJob& job, const GemmBlock& b) {
   const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
-  const int64_t block_bytes = kType == int(core::DType::kQ5_0) ? 22 : 18;
+  const int64_t block_bytes = kType == int(core::DType::kQ5_0)   ? 22
+                              : kType == int(core::DType::kQ4_1) ? 20
+                              : kType == int(core::DType::kQ5_1) ? 24
+                                                                 : 18;
   const int64_t nbt = job.K / 32, pstride = nbt * 32 * block_bytes;
   for (int64_t p = b.p0; p < b.p1; ++p) {
     for (int64_t m = b.m0; m < b.m1; m += kMr) {
@@ -614,6 +631,10 @@ void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
       return q4_32_block<int(core::DType::kIQ4_NL)>(job, b);
     case core::DType::kQ5_0:
       return q4_32_block<int(core::DType::kQ5_0)>(job, b);
+    case core::DType::kQ4_1:
+      return q4_32_block<int(core::DType::kQ4_1)>(job, b);
+    case core::DType::kQ5_1:
+      return q4_32_block<int(core::DType::kQ5_1)>(job, b);
     default:
       break;
   }

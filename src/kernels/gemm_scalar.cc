@@ -96,34 +96,33 @@ void int8_q8_0(const GemmJob& job, const GemmBlock& b) {
   });
 }
 
-// Q4_0, IQ4_NL and Q5_0 (32-blocks: f16 d, for Q5_0 the u32 of fifth bits qh in rows 2-5 (bit e
-// of byte e / 8 for input e), then 16 rows whose low / high nibbles are inputs e / 16 + e): as
-// Q8_0 with the signed code w = q - 8 (Q4_0), IQ4_NL's table level kUnpackIq4Values[q], or
-// (q | fifth bit << 4) - 16 (Q5_0).
+// Q4_0, IQ4_NL, Q5_0, Q4_1 and Q5_1 (32-blocks: f16 d, for Q4_1 / Q5_1 the f16 m, for Q5_0 /
+// Q5_1 the u32 of fifth bits qh (bit e of byte e / 8 for input e), then 16 rows whose low / high
+// nibbles are inputs e / 16 + e): as Q8_0 with the signed code w = q - 8 (Q4_0), IQ4_NL's table
+// level kUnpackIq4Values[q], (q | fifth bit << 4) - 16 (Q5_0), or the unsigned code (Q4_1, Q5_1),
+// whose min then adds a second float step: acc = fma(float(a_sum), m * dx, acc).
 template <int kType>
 void int8_q4_32(const GemmJob& job, const GemmBlock& b) {
-  constexpr bool kQ5 = kType == int(core::DType::kQ5_0);
-  constexpr int kBlockBytes = kQ5 ? 22 : 18, kQs = kQ5 ? 6 : 2;
-  int8_rows<kBlockBytes, 32>(
-      job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
-        for (int l = 0; l < 32; ++l) {
-          int32_t isum = 0;
-          for (int i = 0; i < 32; ++i) {
-            const uint8_t byte = blk[(kQs + i % 16) * 32 + l];
-            const int q = i < 16 ? byte & 0xF : byte >> 4;
-            int w;
-            if (kType == int(core::DType::kIQ4_NL)) {
-              w = kUnpackIq4Values[q];
-            } else if (kQ5) {
-              w = (q | ((blk[(2 + i / 8) * 32 + l] >> (i % 8)) & 1) << 4) - 16;
-            } else {
-              w = q - 8;
-            }
-            isum += w * a.q[kb * 32 + i];
-          }
-          acc[l] = std::fma(float(isum), lane_f16(blk, 0, l) * a.d[kb], acc[l]);
-        }
-      });
+  constexpr bool kMin = kType == int(core::DType::kQ4_1) || kType == int(core::DType::kQ5_1);
+  constexpr bool kFive = kType == int(core::DType::kQ5_0) || kType == int(core::DType::kQ5_1);
+  constexpr int kQh = kMin ? 4 : 2, kQs = kQh + (kFive ? 4 : 0);
+  int8_rows<kQs + 16, 32>(job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
+    for (int l = 0; l < 32; ++l) {
+      int32_t isum = 0;
+      for (int i = 0; i < 32; ++i) {
+        const uint8_t byte = blk[(kQs + i % 16) * 32 + l];
+        int q = i < 16 ? byte & 0xF : byte >> 4;
+        if (kFive) q |= ((blk[(kQh + i / 8) * 32 + l] >> (i % 8)) & 1) << 4;
+        int w = q;
+        if (kType == int(core::DType::kIQ4_NL)) w = kUnpackIq4Values[q];
+        if (kType == int(core::DType::kQ5_0)) w = q - 16;
+        if (kType == int(core::DType::kQ4_0)) w = q - 8;
+        isum += w * a.q[kb * 32 + i];
+      }
+      acc[l] = std::fma(float(isum), lane_f16(blk, 0, l) * a.d[kb], acc[l]);
+      if (kMin) acc[l] = std::fma(float(a.s[kb]), lane_f16(blk, 2, l) * a.d[kb], acc[l]);
+    }
+  });
 }
 
 // Q4_K sub-block j's 6-bit scale and min from a lane's 12 scale bytes (as kernels/quant.cc).
@@ -246,11 +245,15 @@ void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
     case core::DType::kQ6_K:
       return int8_q6_k(job, b);
     case core::DType::kQ4_0:
+      return int8_q4_32<int(core::DType::kQ4_0)>(job, b);
     case core::DType::kIQ4_NL:
+      return int8_q4_32<int(core::DType::kIQ4_NL)>(job, b);
     case core::DType::kQ5_0:
-      return (dtype == int(core::DType::kQ4_0)     ? &int8_q4_32<int(core::DType::kQ4_0)>
-              : dtype == int(core::DType::kIQ4_NL) ? &int8_q4_32<int(core::DType::kIQ4_NL)>
-                                                   : &int8_q4_32<int(core::DType::kQ5_0)>)(job, b);
+      return int8_q4_32<int(core::DType::kQ5_0)>(job, b);
+    case core::DType::kQ4_1:
+      return int8_q4_32<int(core::DType::kQ4_1)>(job, b);
+    case core::DType::kQ5_1:
+      return int8_q4_32<int(core::DType::kQ5_1)>(job, b);
     default:
       break;
   }

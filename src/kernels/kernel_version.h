@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 13;
+inline constexpr int kKernelVersion = 14;
 
 }  // namespace anchorage::kernels

@@ -183,7 +183,8 @@ TEST_P(GemmInt8Extremes, BlockBytesAndFullScaleActivations) {
       uint8_t* d = t == DType::kQ6_K ? b + 208 : b;
       d[0] = uint8_t(h & 0xff);
       d[1] = uint8_t(h >> 8);
-      if (t == DType::kQ4_K || t == DType::kQ5_K) {  // dmin
+      if (t == DType::kQ4_K || t == DType::kQ5_K || t == DType::kQ4_1 || t == DType::kQ5_1) {
+        // dmin, or the min
         b[2] = uint8_t(h & 0xff);
         b[3] = uint8_t(h >> 8);
       }
@@ -205,21 +206,21 @@ TEST_P(GemmInt8Extremes, BlockBytesAndFullScaleActivations) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, GemmInt8Extremes,
-                         ::testing::Combine(::testing::Values(DType::kQ8_0, DType::kQ4_K,
-                                                              DType::kQ6_K, DType::kQ4_0,
-                                                              DType::kIQ4_NL, DType::kQ5_K,
-                                                              DType::kIQ4_XS, DType::kQ5_0),
-                                            ::testing::Bool()),
-                         [](const auto& info) {
-                           return std::string(core::dtype_name(std::get<0>(info.param))) +
-                                  (std::get<1>(info.param) ? "_all_ones" : "_random");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Dtypes, GemmInt8Extremes,
+    ::testing::Combine(::testing::Values(DType::kQ8_0, DType::kQ4_K, DType::kQ6_K, DType::kQ4_0,
+                                         DType::kIQ4_NL, DType::kQ5_K, DType::kIQ4_XS, DType::kQ5_0,
+                                         DType::kQ4_1, DType::kQ5_1),
+                       ::testing::Bool()),
+    [](const auto& info) {
+      return std::string(core::dtype_name(std::get<0>(info.param))) +
+             (std::get<1>(info.param) ? "_all_ones" : "_random");
+    });
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GemmInt8,
                          ::testing::Values(DType::kQ8_0, DType::kQ4_K, DType::kQ6_K, DType::kQ4_0,
                                            DType::kIQ4_NL, DType::kQ5_K, DType::kIQ4_XS,
-                                           DType::kQ5_0),
+                                           DType::kQ5_0, DType::kQ4_1, DType::kQ5_1),
                          [](const auto& info) {
                            return std::string(core::dtype_name(info.param));
                          });

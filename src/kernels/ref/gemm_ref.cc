@@ -174,10 +174,12 @@ void gemm_int8_ref(const float* x, int64_t M, int64_t ldx, const void* rows, cor
   if (type == core::DType::kIQ4_XS)
     return int8_ref_rows(x, M, ldx, rows, type, N, K, 256, y, ldy, &iq4_xs_block_ref);
   ANCHORAGE_CHECK(type == core::DType::kQ8_0 || type == core::DType::kQ4_0 ||
-                  type == core::DType::kIQ4_NL || type == core::DType::kQ5_0);
+                  type == core::DType::kIQ4_NL || type == core::DType::kQ5_0 ||
+                  type == core::DType::kQ4_1 || type == core::DType::kQ5_1);
   // Q8_0: f16 d, 32 int8. Q4_0 / IQ4_NL: f16 d, 16 bytes, element i < 16 the low nibble of byte
   // i, 16 + i the high; value q - 8 / kIq4Levels[q]. Q5_0: value (q + 16 * fifth bit) - 16.
-  // Activations in blocks of 32.
+  // Q4_1 / Q5_1 (f16 d, f16 m, then as Q4_0 / Q5_0): value q (+ 16 * fifth bit), and the min
+  // a second step. Activations in blocks of 32.
   int8_ref_rows(x, M, ldx, rows, type, N, K, 32, y, ldy,
                 [type](const uint8_t* blk, const int8_t* xq, float xd, float acc) {
                   int32_t sum = 0;
@@ -185,19 +187,28 @@ void gemm_int8_ref(const float* x, int64_t M, int64_t ldx, const void* rows, cor
                     int w;
                     if (type == core::DType::kQ8_0) {
                       w = static_cast<int8_t>(blk[2 + i]);
-                    } else if (type == core::DType::kQ5_0) {
-                      // f16 d, u32 qh (element i's fifth bit at bit i), 16 bytes of nibbles.
+                    } else if (type == core::DType::kQ5_0 || type == core::DType::kQ5_1) {
+                      // f16 d (, f16 m), u32 qh (element i's fifth bit at bit i), 16 bytes of
+                      // nibbles.
+                      const int h = type == core::DType::kQ5_0 ? 2 : 4;
                       uint32_t qh;
-                      std::memcpy(&qh, blk + 2, 4);
-                      const int lo = i < 16 ? blk[6 + i] & 0xF : blk[6 + i - 16] >> 4;
-                      w = lo + 16 * int((qh >> i) & 1) - 16;
+                      std::memcpy(&qh, blk + h, 4);
+                      const int lo = i < 16 ? blk[h + 4 + i] & 0xF : blk[h + 4 + i - 16] >> 4;
+                      w = lo + 16 * int((qh >> i) & 1) - (type == core::DType::kQ5_0 ? 16 : 0);
+                    } else if (type == core::DType::kQ4_1) {
+                      w = i < 16 ? blk[4 + i] & 0xF : blk[4 + i - 16] >> 4;
                     } else {
                       const int q = i < 16 ? blk[2 + i] & 0xF : blk[2 + i - 16] >> 4;
                       w = type == core::DType::kQ4_0 ? q - 8 : kIq4Levels[q];
                     }
                     sum += w * xq[i];
                   }
-                  return std::fma(float(sum), half_at(blk) * xd, acc);
+                  acc = std::fma(float(sum), half_at(blk) * xd, acc);
+                  if (type != core::DType::kQ4_1 && type != core::DType::kQ5_1) return acc;
+                  // y = q * d + m: the min times the block's sum of activation quants.
+                  int32_t xsum = 0;
+                  for (int i = 0; i < 32; ++i) xsum += xq[i];
+                  return std::fma(float(xsum), half_at(blk + 2) * xd, acc);
                 });
 }
 

@@ -139,16 +139,19 @@ void q4_k_tile(const Q4KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t x
 
 // R rows x one repacked Q6_K k block, 8 lanes at a time: per sub-block of 16 the exact sum of
 // q x a (q <= 63: a pair sums at most 2 * 63 * 127, no saturation) minus 32 x the activations'
-// sum, scaled by sc in int32; then gemm_scalar.cc's float step.
-template <int R>
+// sum, scaled by sc in int32; then gemm_scalar.cc's float step. Q3_K (q <= 7) the same with
+// 4 x the sum; Q2_K (q <= 3) without, plus Q4_K's mins and second float step.
+template <int R, int kType>
 void q6_k_tile(const Q6KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                int64_t xs_off, int64_t kb, float* y, int64_t ldy, bool first, int64_t n_cols) {
   const __m256i ones = _mm256_set1_epi16(1);
   for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
     const __m256i mask = lane_mask8(n_cols - 8 * c);
-    __m256i S[R];
+    constexpr bool kMins = kType == int(core::DType::kQ2_K);
+    constexpr int kOff = kType == int(core::DType::kQ6_K) ? 32 : kMins ? 0 : 4;
+    __m256i S[R], Mn[R];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) S[r] = _mm256_setzero_si256();
+    for (int r = 0; r < R; ++r) S[r] = Mn[r] = _mm256_setzero_si256();
     for (int j = 0; j < 16; ++j) {
       __m256i is[R];
 #pragma GCC unroll 8
@@ -167,7 +170,11 @@ void q6_k_tile(const Q6KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t x
       for (int r = 0; r < R; ++r) {
         const int32_t s = load_i32(xrow + r * ldq + xs_off + 4 * (kb * 16 + j));
         S[r] = _mm256_add_epi32(
-            S[r], _mm256_mullo_epi32(_mm256_sub_epi32(is[r], _mm256_set1_epi32(32 * s)), sc));
+            S[r], _mm256_mullo_epi32(_mm256_sub_epi32(is[r], _mm256_set1_epi32(kOff * s)), sc));
+        if (kMins)
+          Mn[r] = _mm256_add_epi32(
+              Mn[r], _mm256_mullo_epi32(_mm256_load_si256((const __m256i*)(w.mn[j] + 8 * c)),
+                                        _mm256_set1_epi32(s)));
       }
     }
     const __m256 d = _mm256_load_ps(w.d + 8 * c);
@@ -177,20 +184,35 @@ void q6_k_tile(const Q6KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t x
       __builtin_memcpy(&dxv, xrow + r * ldq + xd_off + 4 * kb, 4);
       __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + r * ldy + 8 * c, mask);
       acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S[r]), _mm256_mul_ps(d, _mm256_set1_ps(dxv)), acc);
+      if (kMins)
+        acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(Mn[r]),
+                               _mm256_mul_ps(_mm256_load_ps(w.dmin + 8 * c), _mm256_set1_ps(dxv)),
+                               acc);
       _mm256_maskstore_ps(y + r * ldy + 8 * c, mask, acc);
     }
   }
 }
 
-Q6KTile pick_q6_k(int r) {
+template <int kType>
+Q6KTile pick_k16(int r) {
   // clang-format off
   switch (r) {
-    case 1: return &q6_k_tile<1>;
-    case 2: return &q6_k_tile<2>;
-    case 3: return &q6_k_tile<3>;
-    default: return &q6_k_tile<4>;
+    case 1: return &q6_k_tile<1, kType>;
+    case 2: return &q6_k_tile<2, kType>;
+    case 3: return &q6_k_tile<3, kType>;
+    default: return &q6_k_tile<4, kType>;
   }
   // clang-format on
+}
+
+Q6KTile pick_q6_k(int r) {
+  return pick_k16<int(core::DType::kQ6_K)>(r);
+}
+Q6KTile pick_q3_k(int r) {
+  return pick_k16<int(core::DType::kQ3_K)>(r);
+}
+Q6KTile pick_q2_k(int r) {
+  return pick_k16<int(core::DType::kQ2_K)>(r);
 }
 
 Q4KTile pick_q4_k(int r) {

@@ -48,16 +48,22 @@ Q4KTile pick_q4_k(int rows);    // defined by the ISA file (also Q5_K's)
 Q4KTile pick_iq4_xs(int rows);  // defined by the ISA file
 
 // A repacked Q6_K k block of one panel: the unsigned 6-bit codes of sub-block j (16 inputs),
-// inputs 4g .. 4g+3 of the 32 lanes, at q[j][g]; the int8 scales as int32; d as f32.
+// inputs 4g .. 4g+3 of the 32 lanes, at q[j][g]; the int8 scales as int32; d as f32. Q3_K's
+// repack holds its unsigned 3-bit codes (stored + 4) and sc - 32; Q2_K's its 2-bit codes, scales,
+// mins (mn) and dmin.
 struct Q6KRepacked {
   alignas(64) uint8_t q[16][4][128];
   alignas(64) int32_t sc[16][32];
+  alignas(64) int32_t mn[16][32];
   alignas(64) float d[32];
+  alignas(64) float dmin[32];
 };
 using Q6KTile = void (*)(const Q6KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                          int64_t xs_off, int64_t kb, float* y, int64_t ldy, bool first,
                          int64_t n_cols);
 Q6KTile pick_q6_k(int rows);  // defined by the ISA file
+Q6KTile pick_q3_k(int rows);  // defined by the ISA file
+Q6KTile pick_q2_k(int rows);  // defined by the ISA file
 
 // Q8_0 blocks per repacked chunk: 8 KiB of quants + 1 KiB of scales, in L1 with the rows'
 // activations.
@@ -551,23 +557,87 @@ inline void q6_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
   }
 }
 
-// Q6_K: one k block at a time, as Q4_K (a block of one row reads the panel in place).
-inline void int8_q6_k_block(const GemmJob& job, const GemmBlock& b) {
+// One Q3_K (kQ3; 110 byte rows: hmask 0-31, qs 32-95, scales 96-107, d 108-109) or Q2_K (84
+// byte rows: scales 0-15, qs 16-79, d 80-81, dmin 82-83) k block of a panel -> Q6KRepacked.
+// Input 128h + 32s + l is bits 2s, 2s + 1 of qs row 32h + l (Q3_K: plus bit 4h + s of hmask row
+// l as value 4); it is input 4g + t of sub-block 8h + 2s + l / 16 with l % 16 = 4g + t.
+template <bool kQ3>
+inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
+  constexpr int kQs = kQ3 ? 32 : 16, kBlockBytes = kQ3 ? 110 : 84;
+  scales_f16(blk + (kQ3 ? 108 : 80) * 32, w->d);
+  if (!kQ3) scales_f16(blk + 82 * 32, w->dmin);
+  const __m256i m15 = _mm256_set1_epi32(15), m3 = _mm256_set1_epi32(3);
+  for (int c = 0; c < 4; ++c) {
+    __m256i sb[16];
+    for (int i = 0; i < (kQ3 ? 12 : 16); ++i)
+      sb[i] = _mm256_cvtepu8_epi32(
+          _mm_loadl_epi64((const __m128i*)(blk + ((kQ3 ? 96 : 0) + i) * 32 + 8 * c)));
+    for (int j = 0; j < 16; ++j) {
+      if (kQ3) {  // the low nibble of byte j % 8 (high for j >= 8), bits 2(j / 4) of byte 8 + j % 4
+        const __m256i low = j < 8 ? _mm256_and_si256(sb[j], m15) : _mm256_srli_epi32(sb[j - 8], 4);
+        const __m256i high = _mm256_and_si256(_mm256_srli_epi32(sb[8 + j % 4], 2 * (j / 4)), m3);
+        _mm256_store_si256((__m256i*)(w->sc[j] + 8 * c),
+                           _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)),
+                                            _mm256_set1_epi32(32)));
+      } else {
+        _mm256_store_si256((__m256i*)(w->sc[j] + 8 * c), _mm256_and_si256(sb[j], m15));
+        _mm256_store_si256((__m256i*)(w->mn[j] + 8 * c), _mm256_srli_epi32(sb[j], 4));
+      }
+    }
+  }
+  const __m256i b3 = _mm256_set1_epi8(3), b1 = _mm256_set1_epi8(1);
+  for (int h = 0; h < 2; ++h) {
+    for (int g = 0; g < 8; ++g) {  // l = 4g .. 4g + 3
+      prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
+      const uint8_t* q = blk + (kQs + 32 * h + 4 * g) * 32;
+      __m256i v[4], u[4];
+      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      if (kQ3)
+        transpose4x32_regs<false>(blk + 4 * g * 32, blk + (4 * g + 1) * 32, blk + (4 * g + 2) * 32,
+                                  blk + (4 * g + 3) * 32, u);
+      for (int sh = 0; sh < 4; ++sh) {
+        const int j = 8 * h + 2 * sh + g / 4;
+        for (int c = 0; c < 4; ++c) {
+          __m256i code = _mm256_and_si256(_mm256_srli_epi16(v[c], 2 * sh), b3);
+          if (kQ3)
+            code = _mm256_or_si256(
+                code,
+                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(u[c], 4 * h + sh), b1), 2));
+          _mm256_store_si256((__m256i*)(w->q[j][g % 4] + 32 * c), code);
+        }
+      }
+    }
+  }
+}
+
+// Q6_K, Q3_K and Q2_K: one k block at a time, as Q4_K (a block of one row reads a Q6_K panel in
+// place; Q3_K and Q2_K repack for one row too).
+template <int kType>
+inline void int8_k16_block(const GemmJob& job, const GemmBlock& b) {
+  constexpr bool kQ6 = kType == int(core::DType::kQ6_K), kQ3 = kType == int(core::DType::kQ3_K);
+  constexpr int64_t kBlockBytes = kQ6 ? 210 : kQ3 ? 110 : 84;
   Q6KRepacked w;
   const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
-  const int64_t nbt = job.K / 256, pstride = nbt * 32 * 210;
+  const int64_t nbt = job.K / 256, pstride = nbt * 32 * kBlockBytes;
   for (int64_t p = b.p0; p < b.p1; ++p) {
     for (int64_t kb = 0; kb < nbt; ++kb) {
-      if (b.m1 - b.m0 == 1) {
-        q6_k_row_in_place(panels + p * pstride + kb * 32 * 210, job.xq + b.m0 * job.ldq, job.xd_off,
-                          job.xs_off, kb, job.y + b.m0 * job.ldy + p * 32, kb == 0, job.N - p * 32);
+      const uint8_t* blk = panels + p * pstride + kb * 32 * kBlockBytes;
+      if (kQ6 && b.m1 - b.m0 == 1) {
+        q6_k_row_in_place(blk, job.xq + b.m0 * job.ldq, job.xd_off, job.xs_off, kb,
+                          job.y + b.m0 * job.ldy + p * 32, kb == 0, job.N - p * 32);
         continue;
       }
-      repack_q6_k(panels + p * pstride + kb * 32 * 210, &w);
+      if (kQ6) {
+        repack_q6_k(blk, &w);
+      } else {
+        repack_q3_q2_k<kQ3>(blk, &w);
+      }
       for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
         const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);
-        pick_q6_k(r)(w, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off, kb,
-                     job.y + m * job.ldy + p * 32, job.ldy, kb == 0, job.N - p * 32);
+        (kQ6   ? pick_q6_k(r)
+         : kQ3 ? pick_q3_k(r)
+               : pick_q2_k(r))(w, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off, kb,
+                               job.y + m * job.ldy + p * 32, job.ldy, kb == 0, job.N - p * 32);
       }
     }
   }
@@ -757,7 +827,11 @@ inline void gemm_int8_block_impl(int dtype, const GemmJob& job, const GemmBlock&
     case core::DType::kIQ4_XS:
       return int8_k256_block<int(core::DType::kIQ4_XS)>(job, b);
     case core::DType::kQ6_K:
-      return int8_q6_k_block(job, b);
+      return int8_k16_block<int(core::DType::kQ6_K)>(job, b);
+    case core::DType::kQ3_K:
+      return int8_k16_block<int(core::DType::kQ3_K)>(job, b);
+    case core::DType::kQ2_K:
+      return int8_k16_block<int(core::DType::kQ2_K)>(job, b);
     default:
       break;
   }

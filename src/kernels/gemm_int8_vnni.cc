@@ -635,8 +635,8 @@ void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
       return q4_32_block<int(core::DType::kQ4_1)>(job, b);
     case core::DType::kQ5_1:
       return q4_32_block<int(core::DType::kQ5_1)>(job, b);
-    default:
-      break;
+    default:  // Q3_K, Q2_K: no VNNI kernel yet; the AVX2 ones give the same bits
+      return isa_avx2::gemm_int8_block(dtype, job, b);
   }
 }
 

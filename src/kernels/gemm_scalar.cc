@@ -222,6 +222,44 @@ void int8_q6_k(const GemmJob& job, const GemmBlock& b) {
   });
 }
 
+// Q3_K and Q2_K (activations in 256-blocks, sums per 16): input 128h + 32s + e (e < 32) is bits
+// 2s, 2s + 1 of qs row 32h + e, Q3_K's with a third bit (value 4) at bit 4h + s of hmask row e;
+// sub-block j = input / 16. Q3_K (110 byte rows: hmask 0-31, qs 32-95, scales 96-107, d
+// 108-109): S = sum_j (sc_j - 32) * (exact sum of q x a over sub-block j - 4 * its activation
+// sum), acc = fma(float(S), d * dx, acc). Q2_K (84 byte rows: scales 0-15 = sc | m << 4, qs
+// 16-79, d 80-81, dmin 82-83): as Q4_K over 16 sub-blocks of 16.
+template <bool kQ3>
+void int8_q3_q2_k(const GemmJob& job, const GemmBlock& b) {
+  constexpr int kQs = kQ3 ? 32 : 16;
+  int8_rows<kQ3 ? 110 : 84, 256>(
+      job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
+        for (int l = 0; l < 32; ++l) {
+          int32_t isum[16] = {};
+          for (int k = 0; k < 256; ++k) {
+            const int h = k / 128, sh = (k % 128) / 32, e = k % 32;
+            int q = (blk[(kQs + 32 * h + e) * 32 + l] >> (2 * sh)) & 3;
+            if (kQ3) q |= ((blk[e * 32 + l] >> (4 * h + sh)) & 1) << 2;
+            isum[k / 16] += q * a.q[kb * 256 + k];
+          }
+          int32_t S = 0, Mn = 0;
+          for (int j = 0; j < 16; ++j) {
+            if (kQ3) {
+              const int low =
+                  j < 8 ? blk[(96 + j) * 32 + l] & 0xF : blk[(96 + j - 8) * 32 + l] >> 4;
+              const int high = (blk[(104 + j % 4) * 32 + l] >> (2 * (j / 4))) & 3;
+              S += ((low | high << 4) - 32) * (isum[j] - 4 * a.s[kb * 16 + j]);
+            } else {
+              const uint8_t sc = blk[j * 32 + l];
+              S += (sc & 0xF) * isum[j];
+              Mn += (sc >> 4) * a.s[kb * 16 + j];
+            }
+          }
+          acc[l] = std::fma(float(S), lane_f16(blk, kQ3 ? 108 : 80, l) * a.d[kb], acc[l]);
+          if (!kQ3) acc[l] = std::fma(-float(Mn), lane_f16(blk, 82, l) * a.d[kb], acc[l]);
+        }
+      });
+}
+
 }  // namespace
 
 void unpack_kblocks(int dtype, const uint8_t* blocks, int64_t n, float* out) {
@@ -254,6 +292,10 @@ void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
       return int8_q4_32<int(core::DType::kQ4_1)>(job, b);
     case core::DType::kQ5_1:
       return int8_q4_32<int(core::DType::kQ5_1)>(job, b);
+    case core::DType::kQ3_K:
+      return int8_q3_q2_k<true>(job, b);
+    case core::DType::kQ2_K:
+      return int8_q3_q2_k<false>(job, b);
     default:
       break;
   }

@@ -80,7 +80,7 @@ bool int8_dot_type(core::DType t) {
   return t == core::DType::kQ8_0 || t == core::DType::kQ4_K || t == core::DType::kQ6_K ||
          t == core::DType::kQ4_0 || t == core::DType::kIQ4_NL || t == core::DType::kQ5_K ||
          t == core::DType::kIQ4_XS || t == core::DType::kQ5_0 || t == core::DType::kQ4_1 ||
-         t == core::DType::kQ5_1;
+         t == core::DType::kQ5_1 || t == core::DType::kQ3_K || t == core::DType::kQ2_K;
 }
 
 ActFormat act_format(core::DType weight_type, int64_t K) {

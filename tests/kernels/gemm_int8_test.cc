@@ -180,13 +180,16 @@ TEST_P(GemmInt8Extremes, BlockBytesAndFullScaleActivations) {
     for (int64_t blk = 0; blk < K / core::dtype_block_elements(t); ++blk) {
       uint8_t* b = p.rows.data() + r * rb + blk * bb;
       const uint16_t h = uint16_t(0x2000 + rng.next_u64() % 0x1000);  // finite, ~2^-7 .. 2^-5
-      uint8_t* d = t == DType::kQ6_K ? b + 208 : b;
+      uint8_t* d = t == DType::kQ6_K   ? b + 208
+                   : t == DType::kQ3_K ? b + 108
+                   : t == DType::kQ2_K ? b + 80
+                                       : b;
       d[0] = uint8_t(h & 0xff);
       d[1] = uint8_t(h >> 8);
-      if (t == DType::kQ4_K || t == DType::kQ5_K || t == DType::kQ4_1 || t == DType::kQ5_1) {
-        // dmin, or the min
-        b[2] = uint8_t(h & 0xff);
-        b[3] = uint8_t(h >> 8);
+      if (t == DType::kQ4_K || t == DType::kQ5_K || t == DType::kQ4_1 || t == DType::kQ5_1 ||
+          t == DType::kQ2_K) {  // dmin, or the min
+        d[2] = uint8_t(h & 0xff);
+        d[3] = uint8_t(h >> 8);
       }
     }
   }
@@ -210,7 +213,7 @@ INSTANTIATE_TEST_SUITE_P(
     Dtypes, GemmInt8Extremes,
     ::testing::Combine(::testing::Values(DType::kQ8_0, DType::kQ4_K, DType::kQ6_K, DType::kQ4_0,
                                          DType::kIQ4_NL, DType::kQ5_K, DType::kIQ4_XS, DType::kQ5_0,
-                                         DType::kQ4_1, DType::kQ5_1),
+                                         DType::kQ4_1, DType::kQ5_1, DType::kQ3_K, DType::kQ2_K),
                        ::testing::Bool()),
     [](const auto& info) {
       return std::string(core::dtype_name(std::get<0>(info.param))) +
@@ -220,7 +223,8 @@ INSTANTIATE_TEST_SUITE_P(
 INSTANTIATE_TEST_SUITE_P(Dtypes, GemmInt8,
                          ::testing::Values(DType::kQ8_0, DType::kQ4_K, DType::kQ6_K, DType::kQ4_0,
                                            DType::kIQ4_NL, DType::kQ5_K, DType::kIQ4_XS,
-                                           DType::kQ5_0, DType::kQ4_1, DType::kQ5_1),
+                                           DType::kQ5_0, DType::kQ4_1, DType::kQ5_1, DType::kQ3_K,
+                                           DType::kQ2_K),
                          [](const auto& info) {
                            return std::string(core::dtype_name(info.param));
                          });

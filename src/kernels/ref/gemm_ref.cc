@@ -111,6 +111,45 @@ float q5_k_block_ref(const uint8_t* blk, const int8_t* xq, float xd, float acc) 
   return std::fma(-float(Mn), half_at(blk + 2) * xd, acc);
 }
 
+// Q3_K (ggml block: hmask[32], qs[64], scales[12], f16 d; per half n of 128 elements and shift
+// s < 4, element 128n + 32s + l has bits 2s, 2s + 1 of qs[32n + l] and, as value 4, bit 4n + s
+// of hmask[l], stored + 4; sub-block i = element / 16 has the 6-bit scale whose low 4 bits are
+// the low (i < 8) or high nibble of scales[i % 8] and high 2 bits bits 2(i / 4) of
+// scales[8 + i % 4], stored + 32). Activations in blocks of 256.
+float q3_k_block_ref(const uint8_t* blk, const int8_t* xq, float xd, float acc) {
+  int32_t S = 0;
+  for (int i = 0; i < 16; ++i) {
+    const int low = i < 8 ? blk[96 + i] & 0xF : blk[96 + i - 8] >> 4;
+    const int sc = (low | ((blk[104 + i % 4] >> (2 * (i / 4))) & 3) << 4) - 32;
+    int32_t dot = 0;
+    for (int t = 0; t < 16; ++t) {
+      const int e = 16 * i + t, n = e / 128, s = (e % 128) / 32, l = e % 32;
+      const int q = ((blk[32 + 32 * n + l] >> (2 * s)) & 3) + 4 * ((blk[l] >> (4 * n + s)) & 1);
+      dot += (q - 4) * xq[e];
+    }
+    S += sc * dot;
+  }
+  return std::fma(float(S), half_at(blk + 108) * xd, acc);
+}
+
+// Q2_K (ggml block: scales[16] = sc | m << 4, qs[64] laid out as Q3_K's 2-bit part, f16 d, f16
+// dmin; y = d * sc * q - dmin * m). Activations in blocks of 256; Q4_K's two float steps.
+float q2_k_block_ref(const uint8_t* blk, const int8_t* xq, float xd, float acc) {
+  int32_t S = 0, Mn = 0;
+  for (int i = 0; i < 16; ++i) {
+    int32_t dot = 0, sum = 0;
+    for (int t = 0; t < 16; ++t) {
+      const int e = 16 * i + t, n = e / 128, s = (e % 128) / 32, l = e % 32;
+      dot += ((blk[16 + 32 * n + l] >> (2 * s)) & 3) * xq[e];
+      sum += xq[e];
+    }
+    S += (blk[i] & 0xF) * dot;
+    Mn += (blk[i] >> 4) * sum;
+  }
+  acc = std::fma(float(S), half_at(blk + 80) * xd, acc);
+  return std::fma(-float(Mn), half_at(blk + 82) * xd, acc);
+}
+
 // IQ4_NL's and IQ4_XS's 16 levels (ggml's kvalues_iq4nl).
 const int kIq4Levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                             1,    13,   25,  38,  53,  69,  89,  113};
@@ -173,6 +212,10 @@ void gemm_int8_ref(const float* x, int64_t M, int64_t ldx, const void* rows, cor
     return int8_ref_rows(x, M, ldx, rows, type, N, K, 256, y, ldy, &q5_k_block_ref);
   if (type == core::DType::kIQ4_XS)
     return int8_ref_rows(x, M, ldx, rows, type, N, K, 256, y, ldy, &iq4_xs_block_ref);
+  if (type == core::DType::kQ3_K)
+    return int8_ref_rows(x, M, ldx, rows, type, N, K, 256, y, ldy, &q3_k_block_ref);
+  if (type == core::DType::kQ2_K)
+    return int8_ref_rows(x, M, ldx, rows, type, N, K, 256, y, ldy, &q2_k_block_ref);
   ANCHORAGE_CHECK(type == core::DType::kQ8_0 || type == core::DType::kQ4_0 ||
                   type == core::DType::kIQ4_NL || type == core::DType::kQ5_0 ||
                   type == core::DType::kQ4_1 || type == core::DType::kQ5_1);

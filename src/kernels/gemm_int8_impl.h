@@ -362,52 +362,38 @@ inline void q4_k_block_scales(const uint8_t* blk, float* d, float* dmin, int32_t
   }
 }
 
-// One Q4_K k block of a panel -> Q4KRepacked.
-inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
-  q4_k_block_scales(blk, w->d, w->dmin, w->sc, w->mn);
-  const __m256i m0f = _mm256_set1_epi8(0x0f);
-  for (int i = 0; i < 4; ++i) {
-    for (int g = 0; g < 8; ++g) {
-      prefetch_part(blk + 32 * 144, 32 * 144, 32, 8 * i + g);
-      const uint8_t* q = blk + (16 + 32 * i + 4 * g) * 32;
-      __m256i v[4];
-      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
-      for (int c = 0; c < 4; ++c) {
-        _mm256_store_si256((__m256i*)(w->q[2 * i][g] + 32 * c), _mm256_and_si256(v[c], m0f));
-        _mm256_store_si256((__m256i*)(w->q[2 * i + 1][g] + 32 * c),
-                           _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f));
-      }
-    }
-  }
-}
-
 // Per byte, 0x10 where bit `bit` (a one-bit byte) of u is set: a Q5_K fifth bit as code bit 4.
 ANCHORAGE_FORCE_INLINE __m256i fifth_bit(__m256i u, __m256i bit) {
   return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(u, bit), bit), _mm256_set1_epi8(0x10));
 }
 
-// One Q5_K k block of a panel (176 byte rows: Q4_K's 16 rows of d, dmin, scales; 32 rows of
-// fifth bits qh, bit j of row e for input e of sub-block j; Q4_K's nibbles at row 48) ->
-// Q4KRepacked, the codes q | fifth bit << 4 (<= 31).
-inline void repack_q5_k(const uint8_t* blk, Q4KRepacked* w) {
+// One Q4_K k block of a panel -> Q4KRepacked. Q5_K (kQ5; 176 byte rows: Q4_K's 16 rows of d,
+// dmin, scales; 32 rows of fifth bits qh, bit j of row e for input e of sub-block j; Q4_K's
+// nibbles at row 48): the codes q | fifth bit << 4 (<= 31).
+template <bool kQ5>
+inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
+  constexpr int kBlockBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16;
   q4_k_block_scales(blk, w->d, w->dmin, w->sc, w->mn);
   const __m256i m0f = _mm256_set1_epi8(0x0f);
   for (int i = 0; i < 4; ++i) {
-    const __m256i bl = _mm256_set1_epi8(char(1 << (2 * i))),
-                  bh = _mm256_set1_epi8(char(2 << (2 * i)));
+    const __m256i bl = _mm256_set1_epi8(char(1 << (2 * i)));
+    const __m256i bh = _mm256_set1_epi8(char(2 << (2 * i)));
     for (int g = 0; g < 8; ++g) {
-      prefetch_part(blk + 32 * 176, 32 * 176, 32, 8 * i + g);
-      const uint8_t* q = blk + (48 + 32 * i + 4 * g) * 32;
+      prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
+      const uint8_t* q = blk + (kQs + 32 * i + 4 * g) * 32;
       const uint8_t* qh = blk + (16 + 4 * g) * 32;
       __m256i v[4], u[4];
       transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
-      transpose4x32_regs<false>(qh, qh + 32, qh + 64, qh + 96, u);
+      if (kQ5) transpose4x32_regs<false>(qh, qh + 32, qh + 64, qh + 96, u);
       for (int c = 0; c < 4; ++c) {
-        _mm256_store_si256((__m256i*)(w->q[2 * i][g] + 32 * c),
-                           _mm256_or_si256(_mm256_and_si256(v[c], m0f), fifth_bit(u[c], bl)));
-        _mm256_store_si256((__m256i*)(w->q[2 * i + 1][g] + 32 * c),
-                           _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f),
-                                           fifth_bit(u[c], bh)));
+        __m256i lo = _mm256_and_si256(v[c], m0f);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
+        if (kQ5) {
+          lo = _mm256_or_si256(lo, fifth_bit(u[c], bl));
+          hi = _mm256_or_si256(hi, fifth_bit(u[c], bh));
+        }
+        _mm256_store_si256((__m256i*)(w->q[2 * i][g] + 32 * c), lo);
+        _mm256_store_si256((__m256i*)(w->q[2 * i + 1][g] + 32 * c), hi);
       }
     }
   }
@@ -791,10 +777,8 @@ inline void int8_k256_block(const GemmJob& job, const GemmBlock& b) {
       }
       if (kXs) {
         repack_iq4_xs(blk, &w);
-      } else if (kQ5) {
-        repack_q5_k(blk, &w);
       } else {
-        repack_q4_k(blk, &w);
+        repack_q4_k<kQ5>(blk, &w);
       }
       for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
         const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);

@@ -65,44 +65,25 @@ void int8_ref_rows(const float* x, int64_t M, int64_t ldx, const void* rows, cor
 }
 
 // Q4_K (ggml block: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles:
-// byte 32i + e holds element 64i + e low and 64i + 32 + e high). Activations in blocks of 256.
+// byte 32i + e holds element 64i + e low and 64i + 32 + e high). Q5_K (kQ5): the same with qh[32]
+// before the nibbles, element 32j + e's fifth bit, value 16, at bit j of qh[e]. Activations in
+// blocks of 256.
+template <bool kQ5>
 float q4_k_block_ref(const uint8_t* blk, const int8_t* xq, float xd, float acc) {
   const uint8_t* sc12 = blk + 4;
-  int32_t S = 0, Mn = 0;
-  for (int j = 0; j < 8; ++j) {
-    const int sc = j < 4 ? sc12[j] & 63 : (sc12[j + 4] & 0xF) | ((sc12[j - 4] >> 6) << 4);
-    const int mn = j < 4 ? sc12[j + 4] & 63 : (sc12[j + 4] >> 4) | ((sc12[j] >> 6) << 4);
-    int32_t dot = 0, sum = 0;
-    for (int e = 0; e < 32; ++e) {
-      const uint8_t byte = blk[16 + 32 * (j / 2) + e];
-      const int8_t a = xq[32 * j + e];
-      dot += (j % 2 == 0 ? byte & 0xF : byte >> 4) * a;
-      sum += a;
-    }
-    S += sc * dot;
-    Mn += mn * sum;
-  }
-  acc = std::fma(float(S), half_at(blk) * xd, acc);
-  return std::fma(-float(Mn), half_at(blk + 2) * xd, acc);
-}
-
-// Q5_K (ggml block: f16 d, f16 dmin, 12 bytes of scales and mins as Q4_K's, qh[32], then 128
-// bytes of nibbles as Q4_K's; element 32j + e has its fifth bit, value 16, at bit j of qh[e]).
-// Activations in blocks of 256; the same two float steps as Q4_K.
-float q5_k_block_ref(const uint8_t* blk, const int8_t* xq, float xd, float acc) {
-  const uint8_t* sc12 = blk + 4;
   const uint8_t* qh = blk + 16;
-  const uint8_t* qs = blk + 48;
+  const uint8_t* qs = blk + (kQ5 ? 48 : 16);
   int32_t S = 0, Mn = 0;
   for (int j = 0; j < 8; ++j) {
     const int sc = j < 4 ? sc12[j] & 63 : (sc12[j + 4] & 0xF) | ((sc12[j - 4] >> 6) << 4);
     const int mn = j < 4 ? sc12[j + 4] & 63 : (sc12[j + 4] >> 4) | ((sc12[j] >> 6) << 4);
     int32_t dot = 0, sum = 0;
     for (int e = 0; e < 32; ++e) {
-      const int lo = j % 2 == 0 ? qs[32 * (j / 2) + e] & 0xF : qs[32 * (j / 2) + e] >> 4;
-      const int q = lo + (((qh[e] >> j) & 1) ? 16 : 0);
-      dot += q * xq[32 * j + e];
-      sum += xq[32 * j + e];
+      const uint8_t byte = qs[32 * (j / 2) + e];
+      const int8_t a = xq[32 * j + e];
+      const int q = (j % 2 == 0 ? byte & 0xF : byte >> 4) + (kQ5 && ((qh[e] >> j) & 1) ? 16 : 0);
+      dot += q * a;
+      sum += a;
     }
     S += sc * dot;
     Mn += mn * sum;
@@ -205,11 +186,11 @@ float q6_k_block_ref(const uint8_t* blk, const int8_t* xq, float xd, float acc) 
 void gemm_int8_ref(const float* x, int64_t M, int64_t ldx, const void* rows, core::DType type,
                    int64_t N, int64_t K, float* y, int64_t ldy) {
   if (type == core::DType::kQ4_K)
-    return int8_ref_rows(x, M, ldx, rows, type, N, K, 256, y, ldy, &q4_k_block_ref);
+    return int8_ref_rows(x, M, ldx, rows, type, N, K, 256, y, ldy, &q4_k_block_ref<false>);
   if (type == core::DType::kQ6_K)
     return int8_ref_rows(x, M, ldx, rows, type, N, K, 256, y, ldy, &q6_k_block_ref);
   if (type == core::DType::kQ5_K)
-    return int8_ref_rows(x, M, ldx, rows, type, N, K, 256, y, ldy, &q5_k_block_ref);
+    return int8_ref_rows(x, M, ldx, rows, type, N, K, 256, y, ldy, &q4_k_block_ref<true>);
   if (type == core::DType::kIQ4_XS)
     return int8_ref_rows(x, M, ldx, rows, type, N, K, 256, y, ldy, &iq4_xs_block_ref);
   if (type == core::DType::kQ3_K)

@@ -311,7 +311,9 @@ void register_all() {
   // dequantized into an f32 panel block as the GEMM packs them.
   for (core::DType dt :
        {core::DType::kF32, core::DType::kBF16, core::DType::kF16, core::DType::kQ8_0,
-        core::DType::kQ4_K, core::DType::kQ6_K, core::DType::kQ4_0, core::DType::kIQ4_NL}) {
+        core::DType::kQ4_K, core::DType::kQ6_K, core::DType::kQ4_0, core::DType::kIQ4_NL,
+        core::DType::kQ5_K, core::DType::kIQ4_XS, core::DType::kQ5_0, core::DType::kQ4_1,
+        core::DType::kQ5_1, core::DType::kQ3_K, core::DType::kQ2_K}) {
     for (int t : {1, 2}) {
       std::vector<GemmCase> cases;
       for (int64_t M : {1, 16, 1024}) {

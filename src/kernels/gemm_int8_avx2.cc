@@ -35,9 +35,9 @@ constexpr bool kFlipQ8 = false;
 // after another: only R accumulators and R block sums are live, so R rows share each weight
 // load and |w|.
 template <int R>
-void q8_0_tile(const uint8_t* wt, const float* dw, int nb, const uint8_t* xrow, int64_t ldq,
-               int64_t xd_off, int64_t xs_off, int64_t kb0, float* y, int64_t ldy, bool first,
-               int64_t n_cols) {
+void q8_0_tile(const uint8_t* wt, const float* dw, const float* mw, int nb, const uint8_t* xrow,
+               int64_t ldq, int64_t xd_off, int64_t xs_off, int64_t kb0, float* y, int64_t ldy,
+               bool first, int64_t n_cols) {
   const __m256i ones = _mm256_set1_epi16(1);
   for (int j = 0; j < 4 && 8 * j < n_cols; ++j) {
     const __m256i mask = lane_mask8(n_cols - 8 * j);
@@ -68,6 +68,12 @@ void q8_0_tile(const uint8_t* wt, const float* dw, int nb, const uint8_t* xrow, 
         __builtin_memcpy(&dxv, xrow + r * ldq + xd_off + 4 * kb, 4);
         acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ia[r]), _mm256_mul_ps(d, _mm256_set1_ps(dxv)),
                                  acc[r]);
+        if (mw) {  // Q4_1 / Q5_1: the min times the activations' block sum
+          const float s = float(load_i32(xrow + r * ldq + xs_off + 4 * kb));
+          acc[r] = _mm256_fmadd_ps(
+              _mm256_set1_ps(s),
+              _mm256_mul_ps(_mm256_load_ps(mw + b * 32 + 8 * j), _mm256_set1_ps(dxv)), acc[r]);
+        }
       }
     }
 #pragma GCC unroll 8
@@ -77,10 +83,12 @@ void q8_0_tile(const uint8_t* wt, const float* dw, int nb, const uint8_t* xrow, 
 
 #include "kernels/gemm_int8_impl.h"
 
-// R rows x one repacked Q4_K k block, 8 lanes at a time: per sub-block the exact sum of q x a
-// (q <= 15, so a vpmaddubsw pair sums at most 2 * 15 * 127: no saturation), scaled by sc in
-// int32, and the mins' sum; then gemm_scalar.cc's two float steps.
-template <int R>
+// R rows x one repacked Q4_K or Q5_K k block, 8 lanes at a time: per sub-block the exact sum of
+// q x a (q <= 31, so a vpmaddubsw pair sums at most 2 * 31 * 127: no saturation; each group
+// widened), scaled by sc in int32, and the mins' sum; then gemm_scalar.cc's two float steps.
+// IQ4_XS (kXs: signed levels, sc = ls - 32, no mins): |level| x (a with level's sign), a pair at
+// most 2 * 127 * 127 < 2^15, and the one float step.
+template <int R, bool kXs>
 void q4_k_tile(const Q4KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                int64_t xs_off, int64_t kb, float* y, int64_t ldy, bool first, int64_t n_cols) {
   const __m256i ones = _mm256_set1_epi16(1);
@@ -96,18 +104,21 @@ void q4_k_tile(const Q4KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t x
 #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
         const __m256i q = _mm256_load_si256((const __m256i*)(w.q[j][g] + 32 * c));
+        const __m256i u = kXs ? _mm256_abs_epi8(q) : q;
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
-          const __m256i a = _mm256_set1_epi32(load_i32(xrow + r * ldq + kb * 256 + 32 * j + 4 * g));
-          is[r] = _mm256_add_epi32(is[r], _mm256_madd_epi16(_mm256_maddubs_epi16(q, a), ones));
+          __m256i a = _mm256_set1_epi32(load_i32(xrow + r * ldq + kb * 256 + 32 * j + 4 * g));
+          if (kXs) a = _mm256_sign_epi8(a, q);
+          is[r] = _mm256_add_epi32(is[r], _mm256_madd_epi16(_mm256_maddubs_epi16(u, a), ones));
         }
       }
       const __m256i sc = _mm256_load_si256((const __m256i*)(w.sc[j] + 8 * c));
-      const __m256i mn = _mm256_load_si256((const __m256i*)(w.mn[j] + 8 * c));
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + r * ldq + xs_off) + kb * 16;
         S[r] = _mm256_add_epi32(S[r], _mm256_mullo_epi32(is[r], sc));
+        if (kXs) continue;
+        const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + r * ldq + xs_off) + kb * 16;
+        const __m256i mn = _mm256_load_si256((const __m256i*)(w.mn[j] + 8 * c));
         Mn[r] = _mm256_add_epi32(
             Mn[r], _mm256_mullo_epi32(mn, _mm256_set1_epi32(s16[2 * j] + s16[2 * j + 1])));
       }
@@ -120,7 +131,7 @@ void q4_k_tile(const Q4KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t x
       const __m256 dx = _mm256_set1_ps(dxv);
       __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + r * ldy + 8 * c, mask);
       acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S[r]), _mm256_mul_ps(d, dx), acc);
-      acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(Mn[r]), _mm256_mul_ps(dmin, dx), acc);
+      if (!kXs) acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(Mn[r]), _mm256_mul_ps(dmin, dx), acc);
       _mm256_maskstore_ps(y + r * ldy + 8 * c, mask, acc);
     }
   }
@@ -128,16 +139,19 @@ void q4_k_tile(const Q4KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t x
 
 // R rows x one repacked Q6_K k block, 8 lanes at a time: per sub-block of 16 the exact sum of
 // q x a (q <= 63: a pair sums at most 2 * 63 * 127, no saturation) minus 32 x the activations'
-// sum, scaled by sc in int32; then gemm_scalar.cc's float step.
-template <int R>
+// sum, scaled by sc in int32; then gemm_scalar.cc's float step. Q3_K (q <= 7) the same with
+// 4 x the sum; Q2_K (q <= 3) without, plus Q4_K's mins and second float step.
+template <int R, int kType>
 void q6_k_tile(const Q6KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                int64_t xs_off, int64_t kb, float* y, int64_t ldy, bool first, int64_t n_cols) {
   const __m256i ones = _mm256_set1_epi16(1);
   for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
     const __m256i mask = lane_mask8(n_cols - 8 * c);
-    __m256i S[R];
+    constexpr bool kMins = kType == int(core::DType::kQ2_K);
+    constexpr int kOff = kType == int(core::DType::kQ6_K) ? 32 : kMins ? 0 : 4;
+    __m256i S[R], Mn[R];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) S[r] = _mm256_setzero_si256();
+    for (int r = 0; r < R; ++r) S[r] = Mn[r] = _mm256_setzero_si256();
     for (int j = 0; j < 16; ++j) {
       __m256i is[R];
 #pragma GCC unroll 8
@@ -156,7 +170,11 @@ void q6_k_tile(const Q6KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t x
       for (int r = 0; r < R; ++r) {
         const int32_t s = load_i32(xrow + r * ldq + xs_off + 4 * (kb * 16 + j));
         S[r] = _mm256_add_epi32(
-            S[r], _mm256_mullo_epi32(_mm256_sub_epi32(is[r], _mm256_set1_epi32(32 * s)), sc));
+            S[r], _mm256_mullo_epi32(_mm256_sub_epi32(is[r], _mm256_set1_epi32(kOff * s)), sc));
+        if (kMins)
+          Mn[r] = _mm256_add_epi32(
+              Mn[r], _mm256_mullo_epi32(_mm256_load_si256((const __m256i*)(w.mn[j] + 8 * c)),
+                                        _mm256_set1_epi32(s)));
       }
     }
     const __m256 d = _mm256_load_ps(w.d + 8 * c);
@@ -166,29 +184,55 @@ void q6_k_tile(const Q6KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t x
       __builtin_memcpy(&dxv, xrow + r * ldq + xd_off + 4 * kb, 4);
       __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + r * ldy + 8 * c, mask);
       acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S[r]), _mm256_mul_ps(d, _mm256_set1_ps(dxv)), acc);
+      if (kMins)
+        acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(Mn[r]),
+                               _mm256_mul_ps(_mm256_load_ps(w.dmin + 8 * c), _mm256_set1_ps(dxv)),
+                               acc);
       _mm256_maskstore_ps(y + r * ldy + 8 * c, mask, acc);
     }
   }
 }
 
-Q6KTile pick_q6_k(int r) {
+template <int kType>
+Q6KTile pick_k16(int r) {
   // clang-format off
   switch (r) {
-    case 1: return &q6_k_tile<1>;
-    case 2: return &q6_k_tile<2>;
-    case 3: return &q6_k_tile<3>;
-    default: return &q6_k_tile<4>;
+    case 1: return &q6_k_tile<1, kType>;
+    case 2: return &q6_k_tile<2, kType>;
+    case 3: return &q6_k_tile<3, kType>;
+    default: return &q6_k_tile<4, kType>;
   }
   // clang-format on
+}
+
+Q6KTile pick_q6_k(int r) {
+  return pick_k16<int(core::DType::kQ6_K)>(r);
+}
+Q6KTile pick_q3_k(int r) {
+  return pick_k16<int(core::DType::kQ3_K)>(r);
+}
+Q6KTile pick_q2_k(int r) {
+  return pick_k16<int(core::DType::kQ2_K)>(r);
 }
 
 Q4KTile pick_q4_k(int r) {
   // clang-format off
   switch (r) {
-    case 1: return &q4_k_tile<1>;
-    case 2: return &q4_k_tile<2>;
-    case 3: return &q4_k_tile<3>;
-    default: return &q4_k_tile<4>;
+    case 1: return &q4_k_tile<1, false>;
+    case 2: return &q4_k_tile<2, false>;
+    case 3: return &q4_k_tile<3, false>;
+    default: return &q4_k_tile<4, false>;
+  }
+  // clang-format on
+}
+
+Q4KTile pick_iq4_xs(int r) {
+  // clang-format off
+  switch (r) {
+    case 1: return &q4_k_tile<1, true>;
+    case 2: return &q4_k_tile<2, true>;
+    case 3: return &q4_k_tile<3, true>;
+    default: return &q4_k_tile<4, true>;
   }
   // clang-format on
 }

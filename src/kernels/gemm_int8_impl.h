@@ -11,8 +11,8 @@
 // is first repacked into a small stack buffer (the weights of 4 consecutive inputs of a lane
 // side by side, so one 32-bit lane holds the 4 bytes vpmaddubsw+vpmaddwd multiply with 4
 // activation bytes, and the f16 scales as f32), then every row tile of the block runs over the
-// buffer (in L1). A block of one row (decode) reuses no repack, so for Q8_0, Q4_0, IQ4_NL, Q4_K
-// and Q6_K it reads the panels in place (the *_row_in_place functions: the same transposes straight
+// buffer (in L1). A block of one row (decode) reuses no repack, so for every type it reads the
+// panels in place (the *_row_in_place functions: the same transposes straight
 // into the multiplies). Each tile computes, per output, the integer block sums exactly and
 // combines them into the float accumulator in block order with the ops scalar spells out
 // (gemm_scalar.cc int8_q8_0): the partial sums pass through y between chunks (an f32
@@ -23,14 +23,17 @@
 
 #include "kernels/simd/prefetch.h"
 
-using Q8Tile = void (*)(const uint8_t* wt, const float* dw, int nb, const uint8_t* xrow,
-                        int64_t ldq, int64_t xd_off, int64_t xs_off, int64_t kb0, float* y,
-                        int64_t ldy, bool first, int64_t n_cols);
+// mw: the blocks' mins (Q4_1, Q5_1: the step acc = fma(float(a_sum), m * dx, acc) after each
+// block's), else nullptr.
+using Q8Tile = void (*)(const uint8_t* wt, const float* dw, const float* mw, int nb,
+                        const uint8_t* xrow, int64_t ldq, int64_t xd_off, int64_t xs_off,
+                        int64_t kb0, float* y, int64_t ldy, bool first, int64_t n_cols);
 Q8Tile pick_q8_0(int rows);  // defined by the ISA file
 
 // A repacked Q4_K k block of one panel: the nibbles of sub-block j, inputs 4g .. 4g+3 of the
 // 32 lanes, at q[j][g] (lane l's 4 bytes at 4l); the sub-blocks' scales and mins as int32; d and
-// dmin as f32.
+// dmin as f32. Q5_K's repack holds its 5-bit codes; IQ4_XS's its signed levels, ls - 32 as sc,
+// and no mins.
 struct Q4KRepacked {
   alignas(64) uint8_t q[8][8][128];
   alignas(64) int32_t sc[8][32];
@@ -41,19 +44,26 @@ struct Q4KRepacked {
 using Q4KTile = void (*)(const Q4KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                          int64_t xs_off, int64_t kb, float* y, int64_t ldy, bool first,
                          int64_t n_cols);
-Q4KTile pick_q4_k(int rows);  // defined by the ISA file
+Q4KTile pick_q4_k(int rows);    // defined by the ISA file (also Q5_K's)
+Q4KTile pick_iq4_xs(int rows);  // defined by the ISA file
 
 // A repacked Q6_K k block of one panel: the unsigned 6-bit codes of sub-block j (16 inputs),
-// inputs 4g .. 4g+3 of the 32 lanes, at q[j][g]; the int8 scales as int32; d as f32.
+// inputs 4g .. 4g+3 of the 32 lanes, at q[j][g]; the int8 scales as int32; d as f32. Q3_K's
+// repack holds its unsigned 3-bit codes (stored + 4) and sc - 32; Q2_K's its 2-bit codes, scales,
+// mins (mn) and dmin.
 struct Q6KRepacked {
   alignas(64) uint8_t q[16][4][128];
   alignas(64) int32_t sc[16][32];
+  alignas(64) int32_t mn[16][32];
   alignas(64) float d[32];
+  alignas(64) float dmin[32];
 };
 using Q6KTile = void (*)(const Q6KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                          int64_t xs_off, int64_t kb, float* y, int64_t ldy, bool first,
                          int64_t n_cols);
 Q6KTile pick_q6_k(int rows);  // defined by the ISA file
+Q6KTile pick_q3_k(int rows);  // defined by the ISA file
+Q6KTile pick_q2_k(int rows);  // defined by the ISA file
 
 // Q8_0 blocks per repacked chunk: 8 KiB of quants + 1 KiB of scales, in L1 with the rows'
 // activations.
@@ -112,6 +122,12 @@ ANCHORAGE_FORCE_INLINE void scales_f16(const uint8_t* lo, float* out) {
   _mm256_store_ps(out + 24, _mm256_cvtph_ps(_mm256_extracti128_si256(h1, 1)));
 }
 
+// IQ4_NL's and IQ4_XS's 16 levels, in each 128-bit lane (vpshufb).
+ANCHORAGE_FORCE_INLINE __m256i iq4_table() {
+  return _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
+                          -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+}
+
 // nb Q8_0 k blocks of a panel (34 byte rows of 32 lanes each) -> wt [nb][8][128] (groups of 4
 // inputs, transposed) and dw [nb][32].
 inline void repack_q8_0(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
@@ -126,27 +142,65 @@ inline void repack_q8_0(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
   }
 }
 
-// nb Q4_0 or IQ4_NL k blocks of a panel (18 byte rows: f16 d, then 16 rows whose low / high
-// nibbles are inputs e / 16 + e) -> the Q8_0 repack's layout, as the signed weight codes
-// (q - 8, or IQ4_NL's table level): so the Q8_0 tile multiplies them unchanged.
-template <bool kIq4>
-inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
+// Per byte of the transposed group g (lane l's 4 bytes: inputs 4g .. 4g + 3 of a 32-block), 0x10
+// where the input's fifth bit is set: from qh, each lane's u32 of fifth bits (bit e for input
+// e; kHigh: inputs 16 + 4g ..), its byte replicated over the lane's 4 bytes (vpshufb inside
+// 128-bit halves), one bit per byte tested.
+template <bool kHigh>
+ANCHORAGE_FORCE_INLINE __m256i q5_0_fifth_bits(__m256i qh, int g) {
+  const __m256i sel = _mm256_add_epi8(_mm256_setr_epi32(0, 0x04040404, 0x08080808, 0x0c0c0c0c, 0,
+                                                        0x04040404, 0x08080808, 0x0c0c0c0c),
+                                      _mm256_set1_epi8(char((kHigh ? 2 : 0) + g / 2)));
+  const __m256i bits = _mm256_set1_epi32(g % 2 ? int(0x80402010) : 0x08040201);
+  const __m256i r = _mm256_and_si256(_mm256_shuffle_epi8(qh, sel), bits);
+  return _mm256_and_si256(_mm256_cmpeq_epi8(r, bits), _mm256_set1_epi8(0x10));
+}
+
+// The layout of the 32-blocks Q4_0, IQ4_NL, Q5_0, Q4_1, Q5_1: byte row of the u32 of fifth
+// bits (Q5_x), of the first quant row, block bytes; whether the block has a min (row 2).
+template <int kType>
+struct Q4x32 {
+  static constexpr bool kIq4 = kType == int(core::DType::kIQ4_NL);
+  static constexpr bool kMin = kType == int(core::DType::kQ4_1) || kType == int(core::DType::kQ5_1);
+  static constexpr bool kQ5 = kType == int(core::DType::kQ5_0) || kType == int(core::DType::kQ5_1);
+  static constexpr int kQh = kMin ? 4 : 2, kQs = kQh + (kQ5 ? 4 : 0), kBlockBytes = kQs + 16;
+  // What the signed code is below the unsigned one (0 with a min).
+  static constexpr int kOffset = kMin ? 0 : kQ5 ? 16 : 8;
+};
+
+// nb Q4_0, IQ4_NL, Q5_0, Q4_1 or Q5_1 k blocks of a panel (Q4x32's byte rows: f16 d, the f16 min
+// for Q4_1 / Q5_1, the u32 of fifth bits for Q5_x, then 16 rows whose low / high nibbles are
+// inputs e / 16 + e) -> the Q8_0 repack's layout, as the signed weight codes (q - 8, IQ4_NL's
+// table level, Q5_0's (q | fifth bit << 4) - 16, Q4_1 / Q5_1's unsigned code) and the mins into
+// mw: so the Q8_0 tile multiplies them unchanged.
+template <int kType>
+inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw, float* mw) {
+  using L = Q4x32<kType>;
+  constexpr bool kIq4 = L::kIq4, kQ5 = L::kQ5;
+  constexpr int kBlockBytes = L::kBlockBytes, kQs = L::kQs;
   const __m256i m0f = _mm256_set1_epi8(0x0f);
-  const __m256i table = kIq4 ? _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25,
-                                                38, 53, 69, 89, 113, -127, -104, -83, -65, -49, -35,
-                                                -22, -10, 1, 13, 25, 38, 53, 69, 89, 113)
-                             : _mm256_set1_epi8(8);
+  const __m256i table = kIq4 ? iq4_table() : _mm256_set1_epi8(char(L::kOffset));
   for (int b = 0; b < nb; ++b) {
-    const uint8_t* blk = blocks + b * 32 * 18;
-    prefetch_part(blocks + kQ8Chunk * 32 * 18, kQ8Chunk * 32 * 18, kQ8Chunk, b);
+    const uint8_t* blk = blocks + b * 32 * kBlockBytes;
+    prefetch_part(blocks + kQ8Chunk * 32 * kBlockBytes, kQ8Chunk * 32 * kBlockBytes, kQ8Chunk, b);
     scales_f16(blk, dw + b * 32);
+    if (L::kMin) scales_f16(blk + 64, mw + b * 32);
+    __m256i qh[4];
+    if (kQ5) {
+      const uint8_t* h = blk + L::kQh * 32;
+      transpose4x32_regs<false>(h, h + 32, h + 64, h + 96, qh);
+    }
     for (int g = 0; g < 4; ++g) {
-      const uint8_t* q = blk + (2 + 4 * g) * 32;
+      const uint8_t* q = blk + (kQs + 4 * g) * 32;
       __m256i v[4];
       transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
       for (int c = 0; c < 4; ++c) {
-        const __m256i lo = _mm256_and_si256(v[c], m0f);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
+        __m256i lo = _mm256_and_si256(v[c], m0f);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
+        if (kQ5) {
+          lo = _mm256_or_si256(lo, q5_0_fifth_bits<false>(qh[c], g));
+          hi = _mm256_or_si256(hi, q5_0_fifth_bits<true>(qh[c], g));
+        }
         const __m256i wl = kIq4 ? _mm256_shuffle_epi8(table, lo) : _mm256_sub_epi8(lo, table);
         const __m256i wh = kIq4 ? _mm256_shuffle_epi8(table, hi) : _mm256_sub_epi8(hi, table);
         _mm256_store_si256((__m256i*)(wt + b * 1024 + g * 128 + 32 * c), wl);
@@ -156,35 +210,41 @@ inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) 
   }
 }
 
-// One row x one Q8_0, Q4_0 or IQ4_NL panel read in place, over all of K from +0.0f (decode: a
-// block of one row reuses no repack). Per k block and 8 lanes the exact integer sum of the
+// One row x one Q8_0, Q4_0, IQ4_NL or Q5_0 panel read in place, over all of K from +0.0f (decode:
+// a block of one row reuses no repack). Per k block and 8 lanes the exact integer sum of the
 // signed codes times the activations, then q8_0_tile's float step, in block order: the same
 // bits. Q8_0 and IQ4_NL multiply |w| by (a with w's sign) and widen each group; Q4_0 multiplies
 // the unsigned nibbles q, adds the 8 pair sums of a lane's 16-bit half in 16 bits (at most
 // 8 x 2 x 15 x 127 = 30,480) and takes 8 x the activations' block sum out: sum((q - 8) a).
+// Q5_0 likewise with its unsigned 5-bit codes and 16 x the sum, each group's 2 pair sums
+// (2 x 2 x 31 x 127 = 15,748) widened at once.
 template <int kType>
 inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* xrow,
                               int64_t xd_off, int64_t xs_off, float* y, int64_t n_cols) {
+  using L = Q4x32<kType>;
   constexpr bool kQ8 = kType == int(core::DType::kQ8_0);
-  constexpr bool kIq4 = kType == int(core::DType::kIQ4_NL);
-  constexpr int kBlockBytes = kQ8 ? 34 : 18;
+  constexpr bool kIq4 = L::kIq4, kQ5 = L::kQ5, kMin = L::kMin;
+  constexpr int kBlockBytes = kQ8 ? 34 : L::kBlockBytes, kQs = kQ8 ? 2 : L::kQs;
   const __m256i m0f = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
-  const __m256i table =
-      _mm256_setr_epi8(-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
-                       -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+  const __m256i table = iq4_table();
   __m256 acc[4];
   for (int c = 0; c < 4; ++c) acc[c] = _mm256_setzero_ps();
   for (int64_t kb = 0; kb < nbt; ++kb) {
     const uint8_t* blk = panel + kb * 32 * kBlockBytes;
     const uint8_t* a = xrow + kb * 32;
-    alignas(32) float dw[32];
+    alignas(32) float dw[32], mw[32];
     scales_f16(blk, dw);
-    __m256i ia[4];
+    if (kMin) scales_f16(blk + 64, mw);
+    __m256i ia[4], qh[4];
     for (int c = 0; c < 4; ++c) ia[c] = _mm256_setzero_si256();
+    if (kQ5) {
+      const uint8_t* h = blk + L::kQh * 32;
+      transpose4x32_regs<false>(h, h + 32, h + 64, h + 96, qh);
+    }
 #pragma GCC unroll 8
     for (int g = 0; g < (kQ8 ? 8 : 4); ++g) {
       prefetch_part(blk + 4 * 32 * kBlockBytes, 32 * kBlockBytes, kQ8 ? 8 : 4, g);
-      const uint8_t* q = blk + (2 + 4 * g) * 32;
+      const uint8_t* q = blk + (kQs + 4 * g) * 32;
       __m256i v[4];
       transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
       const __m256i alo = _mm256_set1_epi32(load_i32(a + 4 * g));
@@ -197,14 +257,21 @@ inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* 
           ia[c] = _mm256_add_epi32(ia[c], _mm256_madd_epi16(p, ones));
           continue;
         }
-        const __m256i lo = _mm256_and_si256(v[c], m0f);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
+        __m256i lo = _mm256_and_si256(v[c], m0f);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
         if (kIq4) {
           const __m256i wl = _mm256_shuffle_epi8(table, lo), wh = _mm256_shuffle_epi8(table, hi);
           const __m256i pl = _mm256_maddubs_epi16(_mm256_abs_epi8(wl), _mm256_sign_epi8(alo, wl));
           const __m256i ph = _mm256_maddubs_epi16(_mm256_abs_epi8(wh), _mm256_sign_epi8(ahi, wh));
           ia[c] = _mm256_add_epi32(
               ia[c], _mm256_add_epi32(_mm256_madd_epi16(pl, ones), _mm256_madd_epi16(ph, ones)));
+        } else if (kQ5) {  // 2 pair sums per 16 bits, widened per group
+          lo = _mm256_or_si256(lo, q5_0_fifth_bits<false>(qh[c], g));
+          hi = _mm256_or_si256(hi, q5_0_fifth_bits<true>(qh[c], g));
+          ia[c] = _mm256_add_epi32(
+              ia[c], _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(lo, alo),
+                                                        _mm256_maddubs_epi16(hi, ahi)),
+                                       ones));
         } else {  // 16-bit pair sums, widened after the block
           ia[c] = _mm256_add_epi16(ia[c], _mm256_add_epi16(_mm256_maddubs_epi16(lo, alo),
                                                            _mm256_maddubs_epi16(hi, ahi)));
@@ -214,25 +281,31 @@ inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* 
     float dxv;
     __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
     const __m256 dx = _mm256_set1_ps(dxv);
-    const __m256i off = _mm256_set1_epi32(-8 * load_i32(xrow + xs_off + 4 * kb));
+    const int32_t a_sum = load_i32(xrow + xs_off + 4 * kb);
+    const __m256i off = _mm256_set1_epi32(-L::kOffset * a_sum);
     for (int c = 0; c < 4; ++c) {
-      const __m256i sum =
-          kQ8 || kIq4 ? ia[c] : _mm256_add_epi32(_mm256_madd_epi16(ia[c], ones), off);
+      const __m256i sum = kQ8 || kIq4 ? ia[c]
+                          : kQ5       ? _mm256_add_epi32(ia[c], off)
+                                      : _mm256_add_epi32(_mm256_madd_epi16(ia[c], ones), off);
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum),
                                _mm256_mul_ps(_mm256_load_ps(dw + 8 * c), dx), acc[c]);
+      if (kMin)
+        acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(float(a_sum)),
+                                 _mm256_mul_ps(_mm256_load_ps(mw + 8 * c), dx), acc[c]);
     }
   }
   for (int c = 0; c < 4 && 8 * c < n_cols; ++c)
     _mm256_maskstore_ps(y + 8 * c, lane_mask8(n_cols - 8 * c), acc[c]);
 }
 
-// Q8_0, and through its repack to signed codes Q4_0 and IQ4_NL (block_bytes 34 or 18); a block
-// of one row reads its panels in place instead.
+// Q8_0, and through its repack to signed codes Q4_0, IQ4_NL and Q5_0 (block_bytes 34, 18 or
+// 22); a block of one row reads its panels in place instead.
 template <int kType>
 inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
-  constexpr int64_t kBlockBytes = kType == int(core::DType::kQ8_0) ? 34 : 18;
+  constexpr bool kQ8 = kType == int(core::DType::kQ8_0);
+  constexpr int64_t kBlockBytes = kQ8 ? 34 : Q4x32<kType>::kBlockBytes;
   alignas(64) uint8_t wt[kQ8Chunk * 1024];
-  alignas(64) float dw[kQ8Chunk * 32];
+  alignas(64) float dw[kQ8Chunk * 32], mw[kQ8Chunk * 32];
   const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
   const int64_t nbt = job.K / 32, pstride = nbt * 32 * kBlockBytes;
   if (b.m1 - b.m0 == 1) {
@@ -248,12 +321,13 @@ inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
       if (kType == int(core::DType::kQ8_0)) {
         repack_q8_0(src, nb, wt, dw);
       } else {
-        repack_q4_32<kType == int(core::DType::kIQ4_NL)>(src, nb, wt, dw);
+        repack_q4_32<kType>(src, nb, wt, dw, mw);
       }
       for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
         const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);
-        pick_q8_0(r)(wt, dw, nb, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off, kb0,
-                     job.y + m * job.ldy + p * 32, job.ldy, kb0 == 0, job.N - p * 32);
+        pick_q8_0(r)(wt, dw, kQ8 || !Q4x32<kType>::kMin ? nullptr : mw, nb, job.xq + m * job.ldq,
+                     job.ldq, job.xd_off, job.xs_off, kb0, job.y + m * job.ldy + p * 32, job.ldy,
+                     kb0 == 0, job.N - p * 32);
       }
     }
   }
@@ -288,20 +362,81 @@ inline void q4_k_block_scales(const uint8_t* blk, float* d, float* dmin, int32_t
   }
 }
 
-// One Q4_K k block of a panel -> Q4KRepacked.
+// Per byte, 0x10 where bit `bit` (a one-bit byte) of u is set: a Q5_K fifth bit as code bit 4.
+ANCHORAGE_FORCE_INLINE __m256i fifth_bit(__m256i u, __m256i bit) {
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(u, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+// One Q4_K k block of a panel -> Q4KRepacked. Q5_K (kQ5; 176 byte rows: Q4_K's 16 rows of d,
+// dmin, scales; 32 rows of fifth bits qh, bit j of row e for input e of sub-block j; Q4_K's
+// nibbles at row 48): the codes q | fifth bit << 4 (<= 31).
+template <bool kQ5>
 inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
+  constexpr int kBlockBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16;
   q4_k_block_scales(blk, w->d, w->dmin, w->sc, w->mn);
   const __m256i m0f = _mm256_set1_epi8(0x0f);
   for (int i = 0; i < 4; ++i) {
+    const __m256i bl = _mm256_set1_epi8(char(1 << (2 * i)));
+    const __m256i bh = _mm256_set1_epi8(char(2 << (2 * i)));
     for (int g = 0; g < 8; ++g) {
-      prefetch_part(blk + 32 * 144, 32 * 144, 32, 8 * i + g);
-      const uint8_t* q = blk + (16 + 32 * i + 4 * g) * 32;
+      prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
+      const uint8_t* q = blk + (kQs + 32 * i + 4 * g) * 32;
+      const uint8_t* qh = blk + (16 + 4 * g) * 32;
+      __m256i v[4], u[4];
+      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      if (kQ5) transpose4x32_regs<false>(qh, qh + 32, qh + 64, qh + 96, u);
+      for (int c = 0; c < 4; ++c) {
+        __m256i lo = _mm256_and_si256(v[c], m0f);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
+        if (kQ5) {
+          lo = _mm256_or_si256(lo, fifth_bit(u[c], bl));
+          hi = _mm256_or_si256(hi, fifth_bit(u[c], bh));
+        }
+        _mm256_store_si256((__m256i*)(w->q[2 * i][g] + 32 * c), lo);
+        _mm256_store_si256((__m256i*)(w->q[2 * i + 1][g] + 32 * c), hi);
+      }
+    }
+  }
+}
+
+// The 32 lanes' d and the 8 sub-blocks' ls - 32 of one IQ4_XS k block of a panel (136 byte
+// rows: d, the u16 scales_h in rows 2-3, scales_l in rows 4-7): ls's low 4 bits in nibble j % 2
+// of scales_l[j / 2], its high 2 at bits 2j, 2j + 1 of scales_h; on 8 lanes of 32 bits at a time.
+inline void iq4_xs_block_scales(const uint8_t* blk, float* d, int32_t (*sc)[32]) {
+  scales_f16(blk, d);
+  const __m256i m15 = _mm256_set1_epi32(15), m3 = _mm256_set1_epi32(3);
+  const __m256i m32 = _mm256_set1_epi32(32);
+  for (int c = 0; c < 4; ++c) {
+    __m256i s[6];
+    for (int i = 0; i < 6; ++i)
+      s[i] = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)(blk + (2 + i) * 32 + 8 * c)));
+    const __m256i sh = _mm256_or_si256(s[0], _mm256_slli_epi32(s[1], 8));
+    for (int j = 0; j < 8; ++j) {
+      const __m256i lo = _mm256_and_si256(_mm256_srli_epi32(s[2 + j / 2], 4 * (j % 2)), m15);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi32(sh, 2 * j), m3);
+      _mm256_store_si256((__m256i*)(sc[j] + 8 * c),
+                         _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), m32));
+    }
+  }
+}
+
+// One IQ4_XS k block of a panel (sub-block j's 16 code rows at row 8 + 16j, low / high nibbles
+// its inputs e / 16 + e) -> Q4KRepacked: the signed levels, sc = ls - 32, d (dmin, mn unused).
+inline void repack_iq4_xs(const uint8_t* blk, Q4KRepacked* w) {
+  iq4_xs_block_scales(blk, w->d, w->sc);
+  const __m256i m0f = _mm256_set1_epi8(0x0f), table = iq4_table();
+  for (int j = 0; j < 8; ++j) {
+    for (int g = 0; g < 4; ++g) {
+      prefetch_part(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
+      const uint8_t* q = blk + (8 + 16 * j + 4 * g) * 32;
       __m256i v[4];
       transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
       for (int c = 0; c < 4; ++c) {
-        _mm256_store_si256((__m256i*)(w->q[2 * i][g] + 32 * c), _mm256_and_si256(v[c], m0f));
-        _mm256_store_si256((__m256i*)(w->q[2 * i + 1][g] + 32 * c),
-                           _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f));
+        _mm256_store_si256((__m256i*)(w->q[j][g] + 32 * c),
+                           _mm256_shuffle_epi8(table, _mm256_and_si256(v[c], m0f)));
+        _mm256_store_si256(
+            (__m256i*)(w->q[j][4 + g] + 32 * c),
+            _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f)));
       }
     }
   }
@@ -408,35 +543,102 @@ inline void q6_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
   }
 }
 
-// Q6_K: one k block at a time, as Q4_K (a block of one row reads the panel in place).
-inline void int8_q6_k_block(const GemmJob& job, const GemmBlock& b) {
-  Q6KRepacked w;
-  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
-  const int64_t nbt = job.K / 256, pstride = nbt * 32 * 210;
-  for (int64_t p = b.p0; p < b.p1; ++p) {
-    for (int64_t kb = 0; kb < nbt; ++kb) {
-      if (b.m1 - b.m0 == 1) {
-        q6_k_row_in_place(panels + p * pstride + kb * 32 * 210, job.xq + b.m0 * job.ldq, job.xd_off,
-                          job.xs_off, kb, job.y + b.m0 * job.ldy + p * 32, kb == 0, job.N - p * 32);
-        continue;
+// One Q3_K (kQ3; 110 byte rows: hmask 0-31, qs 32-95, scales 96-107, d 108-109) or Q2_K (84
+// byte rows: scales 0-15, qs 16-79, d 80-81, dmin 82-83) k block of a panel -> Q6KRepacked.
+// Input 128h + 32s + l is bits 2s, 2s + 1 of qs row 32h + l (Q3_K: plus bit 4h + s of hmask row
+// l as value 4); it is input 4g + t of sub-block 8h + 2s + l / 16 with l % 16 = 4g + t.
+template <bool kQ3>
+inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
+  constexpr int kQs = kQ3 ? 32 : 16, kBlockBytes = kQ3 ? 110 : 84;
+  scales_f16(blk + (kQ3 ? 108 : 80) * 32, w->d);
+  if (!kQ3) scales_f16(blk + 82 * 32, w->dmin);
+  const __m256i m15 = _mm256_set1_epi32(15), m3 = _mm256_set1_epi32(3);
+  for (int c = 0; c < 4; ++c) {
+    __m256i sb[16];
+    for (int i = 0; i < (kQ3 ? 12 : 16); ++i)
+      sb[i] = _mm256_cvtepu8_epi32(
+          _mm_loadl_epi64((const __m128i*)(blk + ((kQ3 ? 96 : 0) + i) * 32 + 8 * c)));
+    for (int j = 0; j < 16; ++j) {
+      if (kQ3) {  // the low nibble of byte j % 8 (high for j >= 8), bits 2(j / 4) of byte 8 + j % 4
+        const __m256i low = j < 8 ? _mm256_and_si256(sb[j], m15) : _mm256_srli_epi32(sb[j - 8], 4);
+        const __m256i high = _mm256_and_si256(_mm256_srli_epi32(sb[8 + j % 4], 2 * (j / 4)), m3);
+        _mm256_store_si256((__m256i*)(w->sc[j] + 8 * c),
+                           _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)),
+                                            _mm256_set1_epi32(32)));
+      } else {
+        _mm256_store_si256((__m256i*)(w->sc[j] + 8 * c), _mm256_and_si256(sb[j], m15));
+        _mm256_store_si256((__m256i*)(w->mn[j] + 8 * c), _mm256_srli_epi32(sb[j], 4));
       }
-      repack_q6_k(panels + p * pstride + kb * 32 * 210, &w);
-      for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
-        const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);
-        pick_q6_k(r)(w, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off, kb,
-                     job.y + m * job.ldy + p * 32, job.ldy, kb == 0, job.N - p * 32);
+    }
+  }
+  const __m256i b3 = _mm256_set1_epi8(3), b1 = _mm256_set1_epi8(1);
+  for (int h = 0; h < 2; ++h) {
+    for (int g = 0; g < 8; ++g) {  // l = 4g .. 4g + 3
+      prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
+      const uint8_t* q = blk + (kQs + 32 * h + 4 * g) * 32;
+      __m256i v[4], u[4];
+      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      if (kQ3)
+        transpose4x32_regs<false>(blk + 4 * g * 32, blk + (4 * g + 1) * 32, blk + (4 * g + 2) * 32,
+                                  blk + (4 * g + 3) * 32, u);
+      for (int sh = 0; sh < 4; ++sh) {
+        const int j = 8 * h + 2 * sh + g / 4;
+        for (int c = 0; c < 4; ++c) {
+          __m256i code = _mm256_and_si256(_mm256_srli_epi16(v[c], 2 * sh), b3);
+          if (kQ3)
+            code = _mm256_or_si256(
+                code,
+                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(u[c], 4 * h + sh), b1), 2));
+          _mm256_store_si256((__m256i*)(w->q[j][g % 4] + 32 * c), code);
+        }
       }
     }
   }
 }
 
-// One row x one Q4_K k block of a panel read in place (decode: a block of one row reuses no
-// repack, so the transposed nibbles go straight into the multiplies): the same exact integer
-// sums as q4_k_tile<1> and its two float steps, so the same bits. A vpmaddubsw pair sums at
-// most 2 * 15 * 127 = 3,810 in magnitude, so the 8 pairs of a lane's 16-bit half over a
-// sub-block's 8 groups stay below 2^15 (30,480) and add in 16 bits before one vpmaddwd.
+// Q6_K, Q3_K and Q2_K: one k block at a time, as Q4_K (a block of one row reads a Q6_K panel in
+// place; Q3_K and Q2_K repack for one row too).
+template <int kType>
+inline void int8_k16_block(const GemmJob& job, const GemmBlock& b) {
+  constexpr bool kQ6 = kType == int(core::DType::kQ6_K), kQ3 = kType == int(core::DType::kQ3_K);
+  constexpr int64_t kBlockBytes = kQ6 ? 210 : kQ3 ? 110 : 84;
+  Q6KRepacked w;
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nbt = job.K / 256, pstride = nbt * 32 * kBlockBytes;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t kb = 0; kb < nbt; ++kb) {
+      const uint8_t* blk = panels + p * pstride + kb * 32 * kBlockBytes;
+      if (kQ6 && b.m1 - b.m0 == 1) {
+        q6_k_row_in_place(blk, job.xq + b.m0 * job.ldq, job.xd_off, job.xs_off, kb,
+                          job.y + b.m0 * job.ldy + p * 32, kb == 0, job.N - p * 32);
+        continue;
+      }
+      if (kQ6) {
+        repack_q6_k(blk, &w);
+      } else {
+        repack_q3_q2_k<kQ3>(blk, &w);
+      }
+      for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
+        const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);
+        (kQ6   ? pick_q6_k(r)
+         : kQ3 ? pick_q3_k(r)
+               : pick_q2_k(r))(w, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off, kb,
+                               job.y + m * job.ldy + p * 32, job.ldy, kb == 0, job.N - p * 32);
+      }
+    }
+  }
+}
+
+// One row x one Q4_K (kQ5: Q5_K) k block of a panel read in place (decode: a block of one row
+// reuses no repack, so the transposed codes go straight into the multiplies): the same exact
+// integer sums as q4_k_tile<1> and its two float steps, so the same bits. A vpmaddubsw pair sums
+// at most 2 * 15 * 127 = 3,810 in magnitude for Q4_K (2 * 31 * 127 = 7,874 for Q5_K), so a
+// lane's 16-bit half adds the pairs of 8 groups (30,480; Q5_K: of 4 groups, 31,496) below 2^15
+// before one vpmaddwd and the scale multiply (sc * a + sc * b = sc * (a + b), exact in int32).
+template <bool kQ5>
 inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off,
                               int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
+  constexpr int kBlockBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16, kFlushEvery = kQ5 ? 4 : 8;
   alignas(32) float d[32], dmin[32];
   alignas(32) int32_t sc[8][32], mn[8][32];
   q4_k_block_scales(blk, d, dmin, sc, mn);
@@ -445,28 +647,42 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
   __m256i S[4];
   for (int c = 0; c < 4; ++c) S[c] = _mm256_setzero_si256();
   for (int i = 0; i < 4; ++i) {
-    __m256i lo[4], hi[4];  // 16-bit pair sums of sub-blocks 2i and 2i + 1, per 8 lanes
-    for (int c = 0; c < 4; ++c) lo[c] = hi[c] = _mm256_setzero_si256();
+    const __m256i bl = _mm256_set1_epi8(char(1 << (2 * i))),
+                  bh = _mm256_set1_epi8(char(2 << (2 * i)));
+    for (int g0 = 0; g0 < 8; g0 += kFlushEvery) {
+      __m256i lo[4], hi[4];  // 16-bit pair sums of sub-blocks 2i and 2i + 1, per 8 lanes
+      for (int c = 0; c < 4; ++c) lo[c] = hi[c] = _mm256_setzero_si256();
 #pragma GCC unroll 8
-    for (int g = 0; g < 8; ++g) {
-      prefetch_part(blk + 32 * 144, 32 * 144, 32, 8 * i + g);
-      const uint8_t* q = blk + (16 + 32 * i + 4 * g) * 32;
-      __m256i v[4];
-      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
-      const uint8_t* a = xrow + kb * 256 + 64 * i + 4 * g;
-      const __m256i alo = _mm256_set1_epi32(load_i32(a)), ahi = _mm256_set1_epi32(load_i32(a + 32));
+      for (int g = g0; g < g0 + kFlushEvery; ++g) {
+        prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
+        const uint8_t* q = blk + (kQs + 32 * i + 4 * g) * 32;
+        __m256i v[4], u[4];
+        transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+        if (kQ5) {
+          const uint8_t* qh = blk + (16 + 4 * g) * 32;
+          transpose4x32_regs<false>(qh, qh + 32, qh + 64, qh + 96, u);
+        }
+        const uint8_t* a = xrow + kb * 256 + 64 * i + 4 * g;
+        const __m256i alo = _mm256_set1_epi32(load_i32(a)),
+                      ahi = _mm256_set1_epi32(load_i32(a + 32));
 #pragma GCC unroll 4
-      for (int c = 0; c < 4; ++c) {
-        lo[c] = _mm256_add_epi16(lo[c], _mm256_maddubs_epi16(_mm256_and_si256(v[c], m0f), alo));
-        hi[c] = _mm256_add_epi16(
-            hi[c], _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f), ahi));
+        for (int c = 0; c < 4; ++c) {
+          __m256i ql = _mm256_and_si256(v[c], m0f);
+          __m256i qh = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
+          if (kQ5) {
+            ql = _mm256_or_si256(ql, fifth_bit(u[c], bl));
+            qh = _mm256_or_si256(qh, fifth_bit(u[c], bh));
+          }
+          lo[c] = _mm256_add_epi16(lo[c], _mm256_maddubs_epi16(ql, alo));
+          hi[c] = _mm256_add_epi16(hi[c], _mm256_maddubs_epi16(qh, ahi));
+        }
       }
-    }
-    for (int c = 0; c < 4; ++c) {
-      const __m256i cl = _mm256_load_si256((const __m256i*)(sc[2 * i] + 8 * c));
-      const __m256i ch = _mm256_load_si256((const __m256i*)(sc[2 * i + 1] + 8 * c));
-      S[c] = _mm256_add_epi32(S[c], _mm256_mullo_epi32(_mm256_madd_epi16(lo[c], ones), cl));
-      S[c] = _mm256_add_epi32(S[c], _mm256_mullo_epi32(_mm256_madd_epi16(hi[c], ones), ch));
+      for (int c = 0; c < 4; ++c) {
+        const __m256i cl = _mm256_load_si256((const __m256i*)(sc[2 * i] + 8 * c));
+        const __m256i ch = _mm256_load_si256((const __m256i*)(sc[2 * i + 1] + 8 * c));
+        S[c] = _mm256_add_epi32(S[c], _mm256_mullo_epi32(_mm256_madd_epi16(lo[c], ones), cl));
+        S[c] = _mm256_add_epi32(S[c], _mm256_mullo_epi32(_mm256_madd_epi16(hi[c], ones), ch));
+      }
     }
   }
   float dxv;
@@ -488,24 +704,87 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
   }
 }
 
-// Q4_K: one k block (256 inputs) at a time, repacked once for all the block's row tiles (a
-// block of one row reads the panel in place instead).
-inline void int8_q4_k_block(const GemmJob& job, const GemmBlock& b) {
+// One row x one IQ4_XS k block of a panel read in place: per sub-block and 8 lanes the exact
+// sum of level x a (|level| x (a with level's sign), each group widened: a pair sums up to
+// 2 * 127 * 127), scaled by ls - 32 in int32, then the float step: iq4_xs tile<1>'s bits.
+inline void iq4_xs_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off, int64_t kb,
+                                float* y, bool first, int64_t n_cols) {
+  alignas(32) float d[32];
+  alignas(32) int32_t sc[8][32];
+  iq4_xs_block_scales(blk, d, sc);
+  const __m256i m0f = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1), table = iq4_table();
+  __m256i S[4];
+  for (int c = 0; c < 4; ++c) S[c] = _mm256_setzero_si256();
+  for (int j = 0; j < 8; ++j) {
+    __m256i ia[4];
+    for (int c = 0; c < 4; ++c) ia[c] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) {
+      prefetch_part(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
+      const uint8_t* q = blk + (8 + 16 * j + 4 * g) * 32;
+      __m256i v[4];
+      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      const uint8_t* a = xrow + kb * 256 + 32 * j + 4 * g;
+      const __m256i alo = _mm256_set1_epi32(load_i32(a)), ahi = _mm256_set1_epi32(load_i32(a + 16));
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) {
+        const __m256i wl = _mm256_shuffle_epi8(table, _mm256_and_si256(v[c], m0f));
+        const __m256i wh =
+            _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f));
+        const __m256i pl = _mm256_maddubs_epi16(_mm256_abs_epi8(wl), _mm256_sign_epi8(alo, wl));
+        const __m256i ph = _mm256_maddubs_epi16(_mm256_abs_epi8(wh), _mm256_sign_epi8(ahi, wh));
+        ia[c] = _mm256_add_epi32(
+            ia[c], _mm256_add_epi32(_mm256_madd_epi16(pl, ones), _mm256_madd_epi16(ph, ones)));
+      }
+    }
+    for (int c = 0; c < 4; ++c)
+      S[c] = _mm256_add_epi32(
+          S[c], _mm256_mullo_epi32(ia[c], _mm256_load_si256((const __m256i*)(sc[j] + 8 * c))));
+  }
+  float dxv;
+  __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
+  const __m256 dx = _mm256_set1_ps(dxv);
+  for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
+    const __m256i mask = lane_mask8(n_cols - 8 * c);
+    __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + 8 * c, mask);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S[c]), _mm256_mul_ps(_mm256_load_ps(d + 8 * c), dx),
+                          acc);
+    _mm256_maskstore_ps(y + 8 * c, mask, acc);
+  }
+}
+
+// Q4_K, Q5_K and IQ4_XS: one k block (256 inputs) at a time, repacked once for all the block's
+// row tiles (a block of one row reads the panel in place instead).
+template <int kType>
+inline void int8_k256_block(const GemmJob& job, const GemmBlock& b) {
+  constexpr bool kQ5 = kType == int(core::DType::kQ5_K), kXs = kType == int(core::DType::kIQ4_XS);
+  constexpr int64_t kBlockBytes = kQ5 ? 176 : kXs ? 136 : 144;
   Q4KRepacked w;
   const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
-  const int64_t nbt = job.K / 256, pstride = nbt * 32 * 144;
+  const int64_t nbt = job.K / 256, pstride = nbt * 32 * kBlockBytes;
   for (int64_t p = b.p0; p < b.p1; ++p) {
     for (int64_t kb = 0; kb < nbt; ++kb) {
+      const uint8_t* blk = panels + p * pstride + kb * 32 * kBlockBytes;
+      float* y = job.y + b.m0 * job.ldy + p * 32;
       if (b.m1 - b.m0 == 1) {
-        q4_k_row_in_place(panels + p * pstride + kb * 32 * 144, job.xq + b.m0 * job.ldq, job.xd_off,
-                          job.xs_off, kb, job.y + b.m0 * job.ldy + p * 32, kb == 0, job.N - p * 32);
+        const uint8_t* xrow = job.xq + b.m0 * job.ldq;
+        if (kXs) {
+          iq4_xs_row_in_place(blk, xrow, job.xd_off, kb, y, kb == 0, job.N - p * 32);
+        } else {
+          q4_k_row_in_place<kQ5>(blk, xrow, job.xd_off, job.xs_off, kb, y, kb == 0, job.N - p * 32);
+        }
         continue;
       }
-      repack_q4_k(panels + p * pstride + kb * 32 * 144, &w);
+      if (kXs) {
+        repack_iq4_xs(blk, &w);
+      } else {
+        repack_q4_k<kQ5>(blk, &w);
+      }
       for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
         const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);
-        pick_q4_k(r)(w, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off, kb,
-                     job.y + m * job.ldy + p * 32, job.ldy, kb == 0, job.N - p * 32);
+        (kXs ? pick_iq4_xs(r) : pick_q4_k(r))(w, job.xq + m * job.ldq, job.ldq, job.xd_off,
+                                              job.xs_off, kb, job.y + m * job.ldy + p * 32, job.ldy,
+                                              kb == 0, job.N - p * 32);
       }
     }
   }
@@ -519,10 +798,24 @@ inline void gemm_int8_block_impl(int dtype, const GemmJob& job, const GemmBlock&
       return int8_q8_0_block<int(core::DType::kQ4_0)>(job, b);
     case core::DType::kIQ4_NL:
       return int8_q8_0_block<int(core::DType::kIQ4_NL)>(job, b);
+    case core::DType::kQ5_0:
+      return int8_q8_0_block<int(core::DType::kQ5_0)>(job, b);
+    case core::DType::kQ4_1:
+      return int8_q8_0_block<int(core::DType::kQ4_1)>(job, b);
+    case core::DType::kQ5_1:
+      return int8_q8_0_block<int(core::DType::kQ5_1)>(job, b);
     case core::DType::kQ4_K:
-      return int8_q4_k_block(job, b);
+      return int8_k256_block<int(core::DType::kQ4_K)>(job, b);
+    case core::DType::kQ5_K:
+      return int8_k256_block<int(core::DType::kQ5_K)>(job, b);
+    case core::DType::kIQ4_XS:
+      return int8_k256_block<int(core::DType::kIQ4_XS)>(job, b);
     case core::DType::kQ6_K:
-      return int8_q6_k_block(job, b);
+      return int8_k16_block<int(core::DType::kQ6_K)>(job, b);
+    case core::DType::kQ3_K:
+      return int8_k16_block<int(core::DType::kQ3_K)>(job, b);
+    case core::DType::kQ2_K:
+      return int8_k16_block<int(core::DType::kQ2_K)>(job, b);
     default:
       break;
   }

@@ -167,36 +167,58 @@ void q8_0_block(const GemmJob& job, const GemmBlock& b) {
   }
 }
 
-// R rows x one Q4_0 or IQ4_NL panel (18-byte-row k blocks: d, then 16 rows whose low / high
-// nibbles are inputs e / 16 + e) over all of K, from +0.0f. Q4_0's nibble q enters unsigned
-// and the block sum starts from -8 * a_sum (sum of (q - 8) * a); IQ4_NL's level (vpshufb of the
-// table) enters as level ^ 0x80 with -128 * a_sum, as Q8_0.
-template <bool kIq4, int R>
-void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
-                int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
-  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
-  const __m512i ph = _mm512_load_si512(kPerms.halves);
-  const __m512i m0f = _mm512_set1_epi8(0x0f);
-  const __m512i table = _mm512_broadcast_i32x4(
+// IQ4_NL's and IQ4_XS's 16 levels as level ^ 0x80 (unsigned for vpdpbusd), in each 128-bit lane.
+ANCHORAGE_FORCE_INLINE __m512i iq4_table_flipped() {
+  return _mm512_broadcast_i32x4(
       _mm_setr_epi8(char(-127 ^ 0x80), char(-104 ^ 0x80), char(-83 ^ 0x80), char(-65 ^ 0x80),
                     char(-49 ^ 0x80), char(-35 ^ 0x80), char(-22 ^ 0x80), char(-10 ^ 0x80),
                     char(1 ^ 0x80), char(13 ^ 0x80), char(25 ^ 0x80), char(38 ^ 0x80),
                     char(53 ^ 0x80), char(69 ^ 0x80), char(89 ^ 0x80), char(113 ^ 0x80)));
+}
+
+// R rows x one Q4_0, IQ4_NL, Q5_0, Q4_1 or Q5_1 panel (k blocks of 18-24 byte rows: d, for
+// Q4_1 / Q5_1 the min m, for Q5_0 / Q5_1 the u32 of fifth bits, then 16 rows whose low / high
+// nibbles are inputs e / 16 + e) over all of K, from +0.0f. Q4_0's nibble q enters unsigned and
+// the block sum starts from -8 * a_sum (sum of (q - 8) * a); Q5_0's 5-bit code likewise with
+// -16 * a_sum, its fifth bits added as 16 (each lane's qh byte for the group replicated over its
+// 4 bytes by vpshufb, then one bit per byte tested); Q4_1 / Q5_1 from 0, then the min's step
+// acc = fma(float(a_sum), m * dx, acc); IQ4_NL's level (vpshufb of the table) enters as
+// level ^ 0x80 with -128 * a_sum, as Q8_0.
+template <int kType, int R>
+void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
+                int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
+  constexpr bool kIq4 = kType == int(core::DType::kIQ4_NL);
+  constexpr bool kMin = kType == int(core::DType::kQ4_1) || kType == int(core::DType::kQ5_1);
+  constexpr bool kQ5 = kType == int(core::DType::kQ5_0) || kType == int(core::DType::kQ5_1);
+  constexpr int kQh = kMin ? 4 : 2, kQs = kQh + (kQ5 ? 4 : 0), kBlockBytes = kQs + 16;
+  constexpr int kOffset = kMin ? 0 : kIq4 ? -128 : kQ5 ? -16 : -8;
+  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
+  const __m512i ph = _mm512_load_si512(kPerms.halves);
+  const __m512i m0f = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10);
+  const __m512i table = iq4_table_flipped();
+  // vpshufb indices of byte 0 of each 32-bit lane, 4 times (add the byte wanted).
+  const __m512i lane_base = _mm512_set4_epi32(0x0c0c0c0c, 0x08080808, 0x04040404, 0);
   __m512 acc[R][2];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   for (int64_t kb = 0; kb < nbt; ++kb) {
-    const uint8_t* blk = panel + kb * 32 * 18;
+    const uint8_t* blk = panel + kb * 32 * kBlockBytes;
     __m512i ia[R][2];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
-      ia[r][0] = ia[r][1] =
-          _mm512_set1_epi32((kIq4 ? -128 : -8) * load_i32(xrow + r * ldq + xs_off + 4 * kb));
+      ia[r][0] = ia[r][1] = _mm512_set1_epi32(kOffset * load_i32(xrow + r * ldq + xs_off + 4 * kb));
+    __m512i qh[2];  // Q5_0: each lane's u32 of fifth bits
+    if (kQ5) {
+      const __m512i y01 = _mm512_loadu_si512(blk + kQh * 32);
+      const __m512i y23 = _mm512_loadu_si512(blk + (kQh + 2) * 32);
+      qh[0] = _mm512_permutex2var_epi8(y01, p0, y23);
+      qh[1] = _mm512_permutex2var_epi8(y01, p1, y23);
+    }
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
-      prefetch_part(blk + 8 * 32 * 18, 32 * 18, 4, g);
-      const __m512i z01 = _mm512_loadu_si512(blk + (2 + 4 * g) * 32);
-      const __m512i z23 = _mm512_loadu_si512(blk + (4 + 4 * g) * 32);
+      prefetch_part(blk + 8 * 32 * kBlockBytes, 32 * kBlockBytes, 4, g);
+      const __m512i z01 = _mm512_loadu_si512(blk + (kQs + 4 * g) * 32);
+      const __m512i z23 = _mm512_loadu_si512(blk + (kQs + 2 + 4 * g) * 32);
       __m512i w[2][2];  // [low / high nibble][lanes 0-15 / 16-31]
 #pragma GCC unroll 2
       for (int c = 0; c < 2; ++c) {
@@ -206,6 +228,17 @@ void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t 
         if (kIq4) {
           w[0][c] = _mm512_shuffle_epi8(table, w[0][c]);
           w[1][c] = _mm512_shuffle_epi8(table, w[1][c]);
+        }
+        if (kQ5) {
+          // Inputs 4g + t (low) and 16 + 4g + t (high): bit 4(g % 2) + t of qh bytes g / 2 and
+          // 2 + g / 2.
+          const __m512i bits = _mm512_set1_epi32(g % 2 ? int(0x80402010) : 0x08040201);
+          const __m512i rl =
+              _mm512_shuffle_epi8(qh[c], _mm512_add_epi8(lane_base, _mm512_set1_epi8(char(g / 2))));
+          const __m512i rh = _mm512_shuffle_epi8(
+              qh[c], _mm512_add_epi8(lane_base, _mm512_set1_epi8(char(2 + g / 2))));
+          w[0][c] = _mm512_mask_add_epi8(w[0][c], _mm512_test_epi8_mask(rl, bits), w[0][c], m10);
+          w[1][c] = _mm512_mask_add_epi8(w[1][c], _mm512_test_epi8_mask(rh, bits), w[1][c], m10);
         }
       }
 #pragma GCC unroll 8
@@ -220,21 +253,36 @@ void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t 
     __m512 d0, d1;
     scales(blk, ph, &d0, &d1);
     add_block<R>(acc, ia, d0, d1, xrow, ldq, xd_off, kb);
+    if (kMin) {
+      __m512 m0, m1;
+      scales(blk + 64, ph, &m0, &m1);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
+        const __m512 sum = _mm512_set1_ps(float(load_i32(xrow + r * ldq + xs_off + 4 * kb)));
+        acc[r][0] = _mm512_fmadd_ps(sum, _mm512_mul_ps(m0, dx), acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(sum, _mm512_mul_ps(m1, dx), acc[r][1]);
+      }
+    }
   }
   store_rows<R>(acc, y, ldy, n_cols);
 }
 
-template <bool kIq4>
+template <int kType>
 void q4_32_block(const GemmJob& job, const GemmBlock& b) {
   const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
-  const int64_t nbt = job.K / 32, pstride = nbt * 32 * 18;
+  const int64_t block_bytes = kType == int(core::DType::kQ5_0)   ? 22
+                              : kType == int(core::DType::kQ4_1) ? 20
+                              : kType == int(core::DType::kQ5_1) ? 24
+                                                                 : 18;
+  const int64_t nbt = job.K / 32, pstride = nbt * 32 * block_bytes;
   for (int64_t p = b.p0; p < b.p1; ++p) {
     for (int64_t m = b.m0; m < b.m1; m += kMr) {
       const int r = int(b.m1 - m < kMr ? b.m1 - m : kMr);
-      const Q8Tile fn = r == 1   ? &q4_32_tile<kIq4, 1>
-                        : r == 2 ? &q4_32_tile<kIq4, 2>
-                        : r == 3 ? &q4_32_tile<kIq4, 3>
-                                 : &q4_32_tile<kIq4, 4>;
+      const Q8Tile fn = r == 1   ? &q4_32_tile<kType, 1>
+                        : r == 2 ? &q4_32_tile<kType, 2>
+                        : r == 3 ? &q4_32_tile<kType, 3>
+                                 : &q4_32_tile<kType, 4>;
       fn(panels + p * pstride, nbt, job.xq + m * job.ldq, job.ldq, job.xd_off, job.xs_off,
          job.y + m * job.ldy + p * 32, job.ldy, job.N - p * 32);
     }
@@ -274,19 +322,23 @@ ANCHORAGE_FORCE_INLINE void q4_k_scales(const uint8_t* blk, int32_t (*sc)[32], i
 }
 
 // R rows x one Q4_K panel (144-byte-row k blocks: d, dmin, 12 scale rows, 128 quant rows whose
-// low / high nibbles are sub-blocks 2i / 2i + 1) over all of K, from +0.0f.
-template <int R>
+// low / high nibbles are sub-blocks 2i / 2i + 1) over all of K, from +0.0f. Q5_K (kQ5: 176-byte
+// rows, 32 rows of fifth bits qh before the nibbles) adds 16 to the code of input e of
+// sub-block j where bit j of qh row e is set (a byte test and a masked add): codes <= 31, still
+// unsigned for vpdpbusd.
+template <int R, bool kQ5>
 void q4_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
+  constexpr int kBlockBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16;
   const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
   const __m512i ph = _mm512_load_si512(kPerms.halves);
-  const __m512i m0f = _mm512_set1_epi8(0x0f);
+  const __m512i m0f = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10);
   alignas(64) int32_t sc[8][32], mn[8][32];
   __m512 acc[R][2];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   for (int64_t kb = 0; kb < nbt; ++kb) {
-    const uint8_t* blk = panel + kb * 32 * 144;
+    const uint8_t* blk = panel + kb * 32 * kBlockBytes;
     q4_k_scales(blk, sc, mn);
     __m512i S[R][2];
 #pragma GCC unroll 8
@@ -298,14 +350,26 @@ void q4_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
         lo[r][0] = lo[r][1] = hi[r][0] = hi[r][1] = _mm512_setzero_si512();
 #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
-        prefetch_part(blk + 32 * 144, 32 * 144, 32, 8 * i + g);
-        const uint8_t* q = blk + (16 + 32 * i + 4 * g) * 32;
+        prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
+        const uint8_t* q = blk + (kQs + 32 * i + 4 * g) * 32;
         const __m512i z01 = _mm512_loadu_si512(q), z23 = _mm512_loadu_si512(q + 64);
         const __m512i t0 = _mm512_permutex2var_epi8(z01, p0, z23);
         const __m512i t1 = _mm512_permutex2var_epi8(z01, p1, z23);
-        const __m512i l0 = _mm512_and_si512(t0, m0f), l1 = _mm512_and_si512(t1, m0f);
-        const __m512i h0 = _mm512_and_si512(_mm512_srli_epi16(t0, 4), m0f);
-        const __m512i h1 = _mm512_and_si512(_mm512_srli_epi16(t1, 4), m0f);
+        __m512i l0 = _mm512_and_si512(t0, m0f), l1 = _mm512_and_si512(t1, m0f);
+        __m512i h0 = _mm512_and_si512(_mm512_srli_epi16(t0, 4), m0f);
+        __m512i h1 = _mm512_and_si512(_mm512_srli_epi16(t1, 4), m0f);
+        if (kQ5) {
+          const uint8_t* qh = blk + (16 + 4 * g) * 32;
+          const __m512i y01 = _mm512_loadu_si512(qh), y23 = _mm512_loadu_si512(qh + 64);
+          const __m512i u0 = _mm512_permutex2var_epi8(y01, p0, y23);
+          const __m512i u1 = _mm512_permutex2var_epi8(y01, p1, y23);
+          const __m512i bl = _mm512_set1_epi8(char(1 << (2 * i)));
+          const __m512i bh = _mm512_set1_epi8(char(2 << (2 * i)));
+          l0 = _mm512_mask_add_epi8(l0, _mm512_test_epi8_mask(u0, bl), l0, m10);
+          l1 = _mm512_mask_add_epi8(l1, _mm512_test_epi8_mask(u1, bl), l1, m10);
+          h0 = _mm512_mask_add_epi8(h0, _mm512_test_epi8_mask(u0, bh), h0, m10);
+          h1 = _mm512_mask_add_epi8(h1, _mm512_test_epi8_mask(u1, bh), h1, m10);
+        }
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
           const uint8_t* a = xrow + r * ldq + kb * 256 + 64 * i + 4 * g;
@@ -354,17 +418,105 @@ void q4_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
   store_rows<R>(acc, y, ldy, n_cols);
 }
 
-void q4_k_block(const GemmJob& job, const GemmBlock& b) {
+// Panels outer, row tiles of at most 2 rows inner, over 256-blocks of kBlockBytes-byte rows:
+// Q4_K and Q5_K (q4_k_tile), IQ4_XS (iq4_xs_tile), Q6_K (q6_k_tile).
+template <int64_t kBlockBytes, Q8Tile kOne, Q8Tile kTwo>
+void k256_block(const GemmJob& job, const GemmBlock& b) {
   const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
-  const int64_t nbt = job.K / 256, pstride = nbt * 32 * 144;
+  const int64_t nbt = job.K / 256, pstride = nbt * 32 * kBlockBytes;
   for (int64_t p = b.p0; p < b.p1; ++p) {
     for (int64_t m = b.m0; m < b.m1; m += kMrQ4K) {
       const bool two = b.m1 - m >= 2;
-      (two ? &q4_k_tile<2> : &q4_k_tile<1>)(panels + p * pstride, nbt, job.xq + m * job.ldq,
-                                            job.ldq, job.xd_off, job.xs_off,
-                                            job.y + m * job.ldy + p * 32, job.ldy, job.N - p * 32);
+      (two ? kTwo : kOne)(panels + p * pstride, nbt, job.xq + m * job.ldq, job.ldq, job.xd_off,
+                          job.xs_off, job.y + m * job.ldy + p * 32, job.ldy, job.N - p * 32);
     }
   }
+}
+
+// IQ4_XS sub-blocks' scales ls - 32 (ls: the low 4 bits in nibble j % 2 of byte row 4 + j / 2,
+// the high 2 at bits 2j, 2j + 1 of the u16 in rows 2-3) of a k block's 32 lanes as int32 [8][32].
+ANCHORAGE_FORCE_INLINE void iq4_xs_scales(const uint8_t* blk, int32_t (*sc)[32]) {
+  const __m512i m15 = _mm512_set1_epi32(15), m3 = _mm512_set1_epi32(3);
+  const __m512i m32 = _mm512_set1_epi32(32);
+  for (int h = 0; h < 2; ++h) {
+    __m512i s[6];
+#pragma GCC unroll 6
+    for (int i = 0; i < 6; ++i)
+      s[i] = _mm512_maskz_cvtepu8_epi32(
+          kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + (2 + i) * 32 + 16 * h)));
+    const __m512i sh = _mm512_or_si512(s[0], _mm512_slli_epi32(s[1], 8));
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const __m512i lo = _mm512_and_si512(_mm512_srli_epi32(s[2 + j / 2], 4 * (j % 2)), m15);
+      const __m512i hi = _mm512_and_si512(_mm512_srli_epi32(sh, 2 * j), m3);
+      _mm512_store_si512(sc[j] + 16 * h,
+                         _mm512_sub_epi32(_mm512_or_si512(lo, _mm512_slli_epi32(hi, 4)), m32));
+    }
+  }
+}
+
+// R rows x one IQ4_XS panel (136-byte-row k blocks: d, scales_h, scales_l, then sub-block j's
+// 16 code rows at row 8 + 16j whose low / high nibbles are its inputs e / 16 + e) over all of K,
+// from +0.0f. The level enters as level ^ 0x80 (vpshufb of the table) with the sub-block sum
+// started from -128 * the activations' sum over it, as IQ4_NL; S = sum_j (ls_j - 32) * isum_j.
+template <int R>
+void iq4_xs_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq,
+                 int64_t xd_off, int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
+  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
+  const __m512i ph = _mm512_load_si512(kPerms.halves);
+  const __m512i m0f = _mm512_set1_epi8(0x0f);
+  const __m512i table = iq4_table_flipped();
+  alignas(64) int32_t sc[8][32];
+  __m512 acc[R][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t kb = 0; kb < nbt; ++kb) {
+    const uint8_t* blk = panel + kb * 32 * 136;
+    iq4_xs_scales(blk, sc);
+    __m512i S[R][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) S[r][0] = S[r][1] = _mm512_setzero_si512();
+    for (int j = 0; j < 8; ++j) {
+      __m512i ia[R][2];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + r * ldq + xs_off) + kb * 16;
+        ia[r][0] = ia[r][1] = _mm512_set1_epi32(-128 * (s16[2 * j] + s16[2 * j + 1]));
+      }
+#pragma GCC unroll 4
+      for (int g = 0; g < 4; ++g) {
+        prefetch_part(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
+        const uint8_t* q = blk + (8 + 16 * j + 4 * g) * 32;
+        const __m512i z01 = _mm512_loadu_si512(q), z23 = _mm512_loadu_si512(q + 64);
+        __m512i w[2][2];  // [low / high nibble][lanes 0-15 / 16-31]
+#pragma GCC unroll 2
+        for (int c = 0; c < 2; ++c) {
+          const __m512i t = _mm512_permutex2var_epi8(z01, c == 0 ? p0 : p1, z23);
+          w[0][c] = _mm512_shuffle_epi8(table, _mm512_and_si512(t, m0f));
+          w[1][c] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(t, 4), m0f));
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          const uint8_t* a = xrow + r * ldq + kb * 256 + 32 * j + 4 * g;
+          const __m512i alo = _mm512_set1_epi32(load_i32(a)),
+                        ahi = _mm512_set1_epi32(load_i32(a + 16));
+          ia[r][0] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(ia[r][0], w[0][0], alo), w[1][0], ahi);
+          ia[r][1] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(ia[r][1], w[0][1], alo), w[1][1], ahi);
+        }
+      }
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const __m512i c = _mm512_load_si512(sc[j] + 16 * h);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+          S[r][h] = _mm512_add_epi32(S[r][h], _mm512_mullo_epi32(ia[r][h], c));
+      }
+    }
+    __m512 d0, d1;
+    scales(blk, ph, &d0, &d1);
+    add_block<R>(acc, S, d0, d1, xrow, ldq, xd_off, kb);
+  }
+  store_rows<R>(acc, y, ldy, n_cols);
 }
 
 // R rows x one Q6_K panel (210-byte-row k blocks: 128 rows of low nibbles ql, 64 of high bit
@@ -459,19 +611,6 @@ void q6_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
   store_rows<R>(acc, y, ldy, n_cols);
 }
 
-void q6_k_block(const GemmJob& job, const GemmBlock& b) {
-  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
-  const int64_t nbt = job.K / 256, pstride = nbt * 32 * 210;
-  for (int64_t p = b.p0; p < b.p1; ++p) {
-    for (int64_t m = b.m0; m < b.m1; m += 2) {
-      const bool two = b.m1 - m >= 2;
-      (two ? &q6_k_tile<2> : &q6_k_tile<1>)(panels + p * pstride, nbt, job.xq + m * job.ldq,
-                                            job.ldq, job.xd_off, job.xs_off,
-                                            job.y + m * job.ldy + p * 32, job.ldy, job.N - p * 32);
-    }
-  }
-}
-
 }  // namespace
 
 void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
@@ -479,15 +618,25 @@ void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
     case core::DType::kQ8_0:
       return q8_0_block(job, b);
     case core::DType::kQ4_K:
-      return q4_k_block(job, b);
+      return k256_block<144, &q4_k_tile<1, false>, &q4_k_tile<2, false>>(job, b);
+    case core::DType::kQ5_K:
+      return k256_block<176, &q4_k_tile<1, true>, &q4_k_tile<2, true>>(job, b);
+    case core::DType::kIQ4_XS:
+      return k256_block<136, &iq4_xs_tile<1>, &iq4_xs_tile<2>>(job, b);
     case core::DType::kQ6_K:
-      return q6_k_block(job, b);
+      return k256_block<210, &q6_k_tile<1>, &q6_k_tile<2>>(job, b);
     case core::DType::kQ4_0:
-      return q4_32_block<false>(job, b);
+      return q4_32_block<int(core::DType::kQ4_0)>(job, b);
     case core::DType::kIQ4_NL:
-      return q4_32_block<true>(job, b);
-    default:
-      break;
+      return q4_32_block<int(core::DType::kIQ4_NL)>(job, b);
+    case core::DType::kQ5_0:
+      return q4_32_block<int(core::DType::kQ5_0)>(job, b);
+    case core::DType::kQ4_1:
+      return q4_32_block<int(core::DType::kQ4_1)>(job, b);
+    case core::DType::kQ5_1:
+      return q4_32_block<int(core::DType::kQ5_1)>(job, b);
+    default:  // Q3_K, Q2_K: no VNNI kernel yet; the AVX2 ones give the same bits
+      return isa_avx2::gemm_int8_block(dtype, job, b);
   }
 }
 

@@ -96,19 +96,31 @@ void int8_q8_0(const GemmJob& job, const GemmBlock& b) {
   });
 }
 
-// Q4_0 and IQ4_NL (32-blocks: f16 d, then 16 bytes whose low / high nibbles are inputs e /
-// 16 + e): as Q8_0 with the signed code w = q - 8, or IQ4_NL's table level kUnpackIq4Values[q].
-template <bool kIq4>
+// Q4_0, IQ4_NL, Q5_0, Q4_1 and Q5_1 (32-blocks: f16 d, for Q4_1 / Q5_1 the f16 m, for Q5_0 /
+// Q5_1 the u32 of fifth bits qh (bit e of byte e / 8 for input e), then 16 rows whose low / high
+// nibbles are inputs e / 16 + e): as Q8_0 with the signed code w = q - 8 (Q4_0), IQ4_NL's table
+// level kUnpackIq4Values[q], (q | fifth bit << 4) - 16 (Q5_0), or the unsigned code (Q4_1, Q5_1),
+// whose min then adds a second float step: acc = fma(float(a_sum), m * dx, acc).
+template <int kType>
 void int8_q4_32(const GemmJob& job, const GemmBlock& b) {
-  int8_rows<18, 32>(job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
+  constexpr bool kMin = kType == int(core::DType::kQ4_1) || kType == int(core::DType::kQ5_1);
+  constexpr bool kFive = kType == int(core::DType::kQ5_0) || kType == int(core::DType::kQ5_1);
+  constexpr int kQh = kMin ? 4 : 2, kQs = kQh + (kFive ? 4 : 0);
+  int8_rows<kQs + 16, 32>(job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
     for (int l = 0; l < 32; ++l) {
       int32_t isum = 0;
       for (int i = 0; i < 32; ++i) {
-        const uint8_t byte = blk[(2 + i % 16) * 32 + l];
-        const int q = i < 16 ? byte & 0xF : byte >> 4;
-        isum += (kIq4 ? kUnpackIq4Values[q] : q - 8) * a.q[kb * 32 + i];
+        const uint8_t byte = blk[(kQs + i % 16) * 32 + l];
+        int q = i < 16 ? byte & 0xF : byte >> 4;
+        if (kFive) q |= ((blk[(kQh + i / 8) * 32 + l] >> (i % 8)) & 1) << 4;
+        int w = q;
+        if (kType == int(core::DType::kIQ4_NL)) w = kUnpackIq4Values[q];
+        if (kType == int(core::DType::kQ5_0)) w = q - 16;
+        if (kType == int(core::DType::kQ4_0)) w = q - 8;
+        isum += w * a.q[kb * 32 + i];
       }
       acc[l] = std::fma(float(isum), lane_f16(blk, 0, l) * a.d[kb], acc[l]);
+      if (kMin) acc[l] = std::fma(float(a.s[kb]), lane_f16(blk, 2, l) * a.d[kb], acc[l]);
     }
   });
 }
@@ -128,26 +140,57 @@ void q4_k_scale_min(int j, const uint8_t* s, int* sc, int* m) {
 // S = sum over the 8 sub-blocks of sc_j * (exact sum of q x a over its 32 inputs), Mn = sum of
 // m_j * (the activations' sum over those 32 inputs), both exact int32; then, blocks in order
 // from +0.0f, acc = fma(float(S), d * dx, acc) and acc = fma(-float(Mn), dmin * dx, acc).
+// Q5_K (kQ5: 176 byte rows, the 32 rows of fifth bits qh before the nibbles) is the same with
+// the 5-bit code q | ((qh[e] >> j) & 1) << 4.
+template <bool kQ5>
 void int8_q4_k(const GemmJob& job, const GemmBlock& b) {
-  int8_rows<144, 256>(job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
+  constexpr int kBlockBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16;
+  int8_rows<kBlockBytes, 256>(
+      job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
+        for (int l = 0; l < 32; ++l) {
+          uint8_t sb[12];
+          for (int i = 0; i < 12; ++i) sb[i] = blk[(4 + i) * 32 + l];
+          int32_t S = 0, Mn = 0;
+          for (int j = 0; j < 8; ++j) {
+            int sc, mn;
+            q4_k_scale_min(j, sb, &sc, &mn);
+            int32_t isum = 0;
+            for (int e = 0; e < 32; ++e) {
+              const uint8_t byte = blk[(kQs + 32 * (j / 2) + e) * 32 + l];
+              int q = j % 2 == 0 ? byte & 0xF : byte >> 4;
+              if (kQ5) q |= ((blk[(16 + e) * 32 + l] >> j) & 1) << 4;
+              isum += q * a.q[kb * 256 + 32 * j + e];
+            }
+            S += sc * isum;
+            Mn += mn * (a.s[kb * 16 + 2 * j] + a.s[kb * 16 + 2 * j + 1]);
+          }
+          acc[l] = std::fma(float(S), lane_f16(blk, 0, l) * a.d[kb], acc[l]);
+          acc[l] = std::fma(-float(Mn), lane_f16(blk, 2, l) * a.d[kb], acc[l]);
+        }
+      });
+}
+
+// The integer-dot IQ4_XS GEMM (136 byte rows: d, scales_h in rows 2-3, scales_l in rows 4-7,
+// then sub-block j's 16 rows of codes at row 8 + 16j, low / high nibbles inputs e / 16 + e;
+// activations in 256-blocks): per output and 256-block, S = sum over the 8 sub-blocks of
+// (ls_j - 32) * (exact sum of level x a over its 32 inputs), exact int32; then, blocks in order
+// from +0.0f, acc = fma(float(S), d * dx, acc).
+void int8_iq4_xs(const GemmJob& job, const GemmBlock& b) {
+  int8_rows<136, 256>(job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
     for (int l = 0; l < 32; ++l) {
-      uint8_t sb[12];
-      for (int i = 0; i < 12; ++i) sb[i] = blk[(4 + i) * 32 + l];
-      int32_t S = 0, Mn = 0;
+      const int sh = blk[2 * 32 + l] | blk[3 * 32 + l] << 8;
+      int32_t S = 0;
       for (int j = 0; j < 8; ++j) {
-        int sc, mn;
-        q4_k_scale_min(j, sb, &sc, &mn);
+        const int ls = ((blk[(4 + j / 2) * 32 + l] >> (4 * (j % 2))) & 0xF) | ((sh >> (2 * j)) & 3)
+                                                                                  << 4;
         int32_t isum = 0;
         for (int e = 0; e < 32; ++e) {
-          const uint8_t byte = blk[(16 + 32 * (j / 2) + e) * 32 + l];
-          const int q = j % 2 == 0 ? byte & 0xF : byte >> 4;
-          isum += q * a.q[kb * 256 + 32 * j + e];
+          const uint8_t byte = blk[(8 + 16 * j + e % 16) * 32 + l];
+          isum += kUnpackIq4Values[e < 16 ? byte & 0xF : byte >> 4] * a.q[kb * 256 + 32 * j + e];
         }
-        S += sc * isum;
-        Mn += mn * (a.s[kb * 16 + 2 * j] + a.s[kb * 16 + 2 * j + 1]);
+        S += (ls - 32) * isum;
       }
       acc[l] = std::fma(float(S), lane_f16(blk, 0, l) * a.d[kb], acc[l]);
-      acc[l] = std::fma(-float(Mn), lane_f16(blk, 2, l) * a.d[kb], acc[l]);
     }
   });
 }
@@ -179,6 +222,44 @@ void int8_q6_k(const GemmJob& job, const GemmBlock& b) {
   });
 }
 
+// Q3_K and Q2_K (activations in 256-blocks, sums per 16): input 128h + 32s + e (e < 32) is bits
+// 2s, 2s + 1 of qs row 32h + e, Q3_K's with a third bit (value 4) at bit 4h + s of hmask row e;
+// sub-block j = input / 16. Q3_K (110 byte rows: hmask 0-31, qs 32-95, scales 96-107, d
+// 108-109): S = sum_j (sc_j - 32) * (exact sum of q x a over sub-block j - 4 * its activation
+// sum), acc = fma(float(S), d * dx, acc). Q2_K (84 byte rows: scales 0-15 = sc | m << 4, qs
+// 16-79, d 80-81, dmin 82-83): as Q4_K over 16 sub-blocks of 16.
+template <bool kQ3>
+void int8_q3_q2_k(const GemmJob& job, const GemmBlock& b) {
+  constexpr int kQs = kQ3 ? 32 : 16;
+  int8_rows<kQ3 ? 110 : 84, 256>(
+      job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
+        for (int l = 0; l < 32; ++l) {
+          int32_t isum[16] = {};
+          for (int k = 0; k < 256; ++k) {
+            const int h = k / 128, sh = (k % 128) / 32, e = k % 32;
+            int q = (blk[(kQs + 32 * h + e) * 32 + l] >> (2 * sh)) & 3;
+            if (kQ3) q |= ((blk[e * 32 + l] >> (4 * h + sh)) & 1) << 2;
+            isum[k / 16] += q * a.q[kb * 256 + k];
+          }
+          int32_t S = 0, Mn = 0;
+          for (int j = 0; j < 16; ++j) {
+            if (kQ3) {
+              const int low =
+                  j < 8 ? blk[(96 + j) * 32 + l] & 0xF : blk[(96 + j - 8) * 32 + l] >> 4;
+              const int high = (blk[(104 + j % 4) * 32 + l] >> (2 * (j / 4))) & 3;
+              S += ((low | high << 4) - 32) * (isum[j] - 4 * a.s[kb * 16 + j]);
+            } else {
+              const uint8_t sc = blk[j * 32 + l];
+              S += (sc & 0xF) * isum[j];
+              Mn += (sc >> 4) * a.s[kb * 16 + j];
+            }
+          }
+          acc[l] = std::fma(float(S), lane_f16(blk, kQ3 ? 108 : 80, l) * a.d[kb], acc[l]);
+          if (!kQ3) acc[l] = std::fma(-float(Mn), lane_f16(blk, 82, l) * a.d[kb], acc[l]);
+        }
+      });
+}
+
 }  // namespace
 
 void unpack_kblocks(int dtype, const uint8_t* blocks, int64_t n, float* out) {
@@ -194,13 +275,27 @@ void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
     case core::DType::kQ8_0:
       return int8_q8_0(job, b);
     case core::DType::kQ4_K:
-      return int8_q4_k(job, b);
+      return int8_q4_k<false>(job, b);
+    case core::DType::kQ5_K:
+      return int8_q4_k<true>(job, b);
+    case core::DType::kIQ4_XS:
+      return int8_iq4_xs(job, b);
     case core::DType::kQ6_K:
       return int8_q6_k(job, b);
     case core::DType::kQ4_0:
-      return int8_q4_32<false>(job, b);
+      return int8_q4_32<int(core::DType::kQ4_0)>(job, b);
     case core::DType::kIQ4_NL:
-      return int8_q4_32<true>(job, b);
+      return int8_q4_32<int(core::DType::kIQ4_NL)>(job, b);
+    case core::DType::kQ5_0:
+      return int8_q4_32<int(core::DType::kQ5_0)>(job, b);
+    case core::DType::kQ4_1:
+      return int8_q4_32<int(core::DType::kQ4_1)>(job, b);
+    case core::DType::kQ5_1:
+      return int8_q4_32<int(core::DType::kQ5_1)>(job, b);
+    case core::DType::kQ3_K:
+      return int8_q3_q2_k<true>(job, b);
+    case core::DType::kQ2_K:
+      return int8_q3_q2_k<false>(job, b);
     default:
       break;
   }

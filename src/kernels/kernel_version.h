@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 11;
+inline constexpr int kKernelVersion = 15;
 
 }  // namespace anchorage::kernels

@@ -78,14 +78,18 @@ bool parse_quant_dot(std::string_view s, QuantDot* out) {
 bool int8_dot_type(core::DType t) {
   if (quant_dot() != QuantDot::kInt8) return false;
   return t == core::DType::kQ8_0 || t == core::DType::kQ4_K || t == core::DType::kQ6_K ||
-         t == core::DType::kQ4_0 || t == core::DType::kIQ4_NL;
+         t == core::DType::kQ4_0 || t == core::DType::kIQ4_NL || t == core::DType::kQ5_K ||
+         t == core::DType::kIQ4_XS || t == core::DType::kQ5_0 || t == core::DType::kQ4_1 ||
+         t == core::DType::kQ5_1 || t == core::DType::kQ3_K || t == core::DType::kQ2_K;
 }
 
 ActFormat act_format(core::DType weight_type, int64_t K) {
   ActFormat f;
-  // Q8_0, Q4_0 and IQ4_NL have 32-input weight blocks; the K-quants 256-input ones.
+  // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and IQ4_NL have 32-input weight blocks; the K-quants and
+  // IQ4_XS 256-input ones.
   const bool k_quant = weight_type != core::DType::kQ8_0 && weight_type != core::DType::kQ4_0 &&
-                       weight_type != core::DType::kIQ4_NL;
+                       weight_type != core::DType::kIQ4_NL && weight_type != core::DType::kQ5_0 &&
+                       weight_type != core::DType::kQ4_1 && weight_type != core::DType::kQ5_1;
   f.block = k_quant ? 256 : 32;
   f.sum_block = k_quant ? 16 : 32;
   ANCHORAGE_CHECK(K % f.block == 0);

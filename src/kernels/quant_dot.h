@@ -36,8 +36,8 @@ bool int8_dot_type(core::DType t);
 // `block` inputs); at byte s_offset, K / sum_block int32 sums of quants (one per `sum_block`
 // inputs). Row stride row_bytes (a multiple of 64).
 struct ActFormat {
-  int64_t block = 0;      // inputs per scale: 32 (Q8_0, Q4_0, IQ4_NL), 256 (Q4_K, Q6_K)
-  int64_t sum_block = 0;  // inputs per sum: 32 (Q8_0, Q4_0, IQ4_NL), 16 (Q4_K, Q6_K)
+  int64_t block = 0;      // inputs per scale: 32 (Q8_0, Q4_x, Q5_x, IQ4_NL), 256 (K-quants, IQ4_XS)
+  int64_t sum_block = 0;  // inputs per sum: 32 (Q8_0, Q4_x, Q5_x, IQ4_NL), 16 (K-quants, IQ4_XS)
   int64_t d_offset = 0, s_offset = 0, row_bytes = 0;
 };
 ActFormat act_format(core::DType weight_type, int64_t K);

@@ -160,11 +160,11 @@ TEST_P(GemmInt8, F32SettingGivesTheF32Chain) {
   EXPECT_FALSE(same_bits(p.run(p.x.data(), p.M, nullptr), ref));
 }
 
-// Blocks of random bytes (every code, -128 for Q8_0, 15 for Q4_K, 63 for Q6_K, any scale and
-// min byte), then of all-ones bytes (every code at its largest magnitude: the largest sums),
-// with the f16 scales set to finite values, against activations whose blocks reach both +-127
-// (random signs; then all +127 with the all-ones bytes): the integer paths must neither
-// saturate (AVX2's 16-bit pair sums and its decode path's 16-bit sums over a sub-block) nor
+// Blocks of random bytes (every code, -128 for Q8_0, 15 for Q4_K, 31 for Q5_K, 63 for Q6_K, any
+// scale and min byte), then of all-ones bytes (every code at its largest magnitude: the largest
+// sums), with the f16 scales set to finite values, against activations whose blocks reach both
+// +-127 (random signs; then all +127 with the all-ones bytes): the integer paths must neither
+// saturate (AVX2's 16-bit pair sums and its decode path's 16-bit sums over 8 or 4 groups) nor
 // overflow, for the whole batch and for each row alone (the decode paths).
 class GemmInt8Extremes : public ::testing::TestWithParam<std::tuple<DType, bool>> {};
 
@@ -180,12 +180,16 @@ TEST_P(GemmInt8Extremes, BlockBytesAndFullScaleActivations) {
     for (int64_t blk = 0; blk < K / core::dtype_block_elements(t); ++blk) {
       uint8_t* b = p.rows.data() + r * rb + blk * bb;
       const uint16_t h = uint16_t(0x2000 + rng.next_u64() % 0x1000);  // finite, ~2^-7 .. 2^-5
-      uint8_t* d = t == DType::kQ6_K ? b + 208 : b;
+      uint8_t* d = t == DType::kQ6_K   ? b + 208
+                   : t == DType::kQ3_K ? b + 108
+                   : t == DType::kQ2_K ? b + 80
+                                       : b;
       d[0] = uint8_t(h & 0xff);
       d[1] = uint8_t(h >> 8);
-      if (t == DType::kQ4_K) {  // dmin
-        b[2] = uint8_t(h & 0xff);
-        b[3] = uint8_t(h >> 8);
+      if (t == DType::kQ4_K || t == DType::kQ5_K || t == DType::kQ4_1 || t == DType::kQ5_1 ||
+          t == DType::kQ2_K) {  // dmin, or the min
+        d[2] = uint8_t(h & 0xff);
+        d[3] = uint8_t(h >> 8);
       }
     }
   }
@@ -205,19 +209,22 @@ TEST_P(GemmInt8Extremes, BlockBytesAndFullScaleActivations) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, GemmInt8Extremes,
-                         ::testing::Combine(::testing::Values(DType::kQ8_0, DType::kQ4_K,
-                                                              DType::kQ6_K, DType::kQ4_0,
-                                                              DType::kIQ4_NL),
-                                            ::testing::Bool()),
-                         [](const auto& info) {
-                           return std::string(core::dtype_name(std::get<0>(info.param))) +
-                                  (std::get<1>(info.param) ? "_all_ones" : "_random");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Dtypes, GemmInt8Extremes,
+    ::testing::Combine(::testing::Values(DType::kQ8_0, DType::kQ4_K, DType::kQ6_K, DType::kQ4_0,
+                                         DType::kIQ4_NL, DType::kQ5_K, DType::kIQ4_XS, DType::kQ5_0,
+                                         DType::kQ4_1, DType::kQ5_1, DType::kQ3_K, DType::kQ2_K),
+                       ::testing::Bool()),
+    [](const auto& info) {
+      return std::string(core::dtype_name(std::get<0>(info.param))) +
+             (std::get<1>(info.param) ? "_all_ones" : "_random");
+    });
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, GemmInt8,
                          ::testing::Values(DType::kQ8_0, DType::kQ4_K, DType::kQ6_K, DType::kQ4_0,
-                                           DType::kIQ4_NL),
+                                           DType::kIQ4_NL, DType::kQ5_K, DType::kIQ4_XS,
+                                           DType::kQ5_0, DType::kQ4_1, DType::kQ5_1, DType::kQ3_K,
+                                           DType::kQ2_K),
                          [](const auto& info) {
                            return std::string(core::dtype_name(info.param));
                          });

@@ -21,7 +21,9 @@ void gemm_ref(const float* x, int64_t M, int64_t ldx, const PackedWeight& w, flo
 // blocks in order: acc = fma(float(sum of w_q * x_q), w_d * d, acc) from +0.0f. Q4_K: blocks of
 // 256 activations; per block S = sum_j sc_j * (sum of q * x_q over sub-block j), Mn = sum_j m_j *
 // (sum of x_q over sub-block j), acc = fma(float(S), d * xd, acc), then
-// acc = fma(-float(Mn), dmin * xd, acc).
+// acc = fma(-float(Mn), dmin * xd, acc); Q5_K the same with 5-bit codes. Q6_K: S = sum_j sc_j *
+// (sum of (q - 32) * x_q over sub-block j of 16). IQ4_XS: S = sum_j (ls_j - 32) * (sum of
+// level * x_q over sub-block j of 32). Both: acc = fma(float(S), d * xd, acc).
 void gemm_int8_ref(const float* x, int64_t M, int64_t ldx, const void* rows, core::DType type,
                    int64_t N, int64_t K, float* y, int64_t ldy);
 

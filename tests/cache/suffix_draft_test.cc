@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "cache/suffix_store.h"
@@ -13,7 +14,7 @@
 #include "core/sha256.h"
 #include "engine/generation.h"
 #include "engine/lookup_drafter.h"
-#include "support/state_snapshot.h"
+#include "support/drafted_run.h"
 #include "support/test_models.h"
 
 namespace anchorage::test {
@@ -21,39 +22,9 @@ namespace {
 
 const engine::EngineOptions kOpts{.capacity = 256, .prefill_chunk = 64, .n_threads = 2};
 
-struct Run {
-  engine::GenerationResult result;
-  std::vector<std::vector<float>> logits;  // what each token was chosen from
-  StateSnapshot state;
-};
-
-Run run(const ModelVariant& v, const std::vector<int32_t>& prompt,
-        const engine::GenerationOptions& base, engine::Drafter* drafter) {
-  auto e = make_engine(v, kOpts);
-  Run r;
-  engine::GenerationOptions o = base;
-  o.drafter = drafter;
-  o.draft_max = 8;
-  o.on_token = [&](int32_t) {
-    auto l = e->logits();
-    r.logits.emplace_back(l.begin(), l.end());
-    return true;
-  };
-  auto g = engine::generate(*e, prompt, o);
-  EXPECT_TRUE(g.has_value());
-  r.result = std::move(g.value());
-  r.state = take_snapshot(*e);
-  return r;
-}
-
-void expect_same(const Run& plain, const Run& drafted) {
-  EXPECT_EQ(plain.result.tokens, drafted.result.tokens);
-  EXPECT_EQ(plain.result.finish, drafted.result.finish);
-  EXPECT_EQ(plain.result.decode_steps, drafted.result.decode_steps);
-  ASSERT_EQ(plain.logits.size(), drafted.logits.size());
-  for (size_t i = 0; i < plain.logits.size(); ++i)
-    EXPECT_TRUE(same_bits(plain.logits[i], drafted.logits[i])) << "token " << i;
-  EXPECT_TRUE(same_state(plain.state, drafted.state));
+DraftedRun run(const ModelVariant& v, const std::vector<int32_t>& prompt,
+               const engine::GenerationOptions& o, engine::Drafter* drafter) {
+  return run_drafted(v, kOpts, prompt, o, drafter, 8);
 }
 
 // A store on a MemFs holding one request: prompt, then output.
@@ -74,36 +45,34 @@ void check(const ModelVariant& v, const engine::SamplingParams& sampling) {
   // A prompt with no repeated pair, so the request's own context drafts nothing at first.
   const std::vector<int32_t> prompt = random_tokens(40, vocab, 11);
   const engine::GenerationOptions o{.max_tokens = 32, .sampling = sampling};
-  const Run plain = run(v, prompt, o, nullptr);
+  const DraftedRun plain = run(v, prompt, o, nullptr);
   const std::vector<int32_t>& ref = plain.result.tokens;
   ASSERT_EQ(ref.size(), 32u);
   const engine::LookupDrafterOptions lookup{.draft_max = 8, .min_match = 3};
 
+  // Drafts from a store that saw this prompt with `continuation`: the run equals drafting off.
+  auto from_store = [&](const std::vector<int32_t>& continuation) {
+    core::MemFs fs;
+    auto store = store_with(fs, prompt, continuation);
+    EXPECT_NE(store, nullptr);
+    engine::LookupDrafter drafter(lookup, store.get());
+    const DraftedRun drafted = run(v, prompt, o, &drafter);
+    expect_same_run(plain, drafted);
+    return std::pair(drafted.result, drafter.fallback_stats());
+  };
   // The store saw this request before: the continuation is drafted from it and chosen.
-  core::MemFs fs;
-  auto store = store_with(fs, prompt, ref);
-  ASSERT_NE(store, nullptr);
-  engine::LookupDrafter from_store(lookup, store.get());
-  const Run drafted = run(v, prompt, o, &from_store);
-  expect_same(plain, drafted);
-  const engine::FallbackDraftStats& f = from_store.fallback_stats();
+  const auto [right, f] = from_store(ref);
   EXPECT_GT(f.blocks, 0);
   EXPECT_GT(f.accepted_tokens, 0);
-  EXPECT_LE(f.accepted_tokens, drafted.result.accepted_tokens);
-  EXPECT_GT(drafted.result.accepted_tokens, int64_t(ref.size()) / 2);  // most tokens drafted
+  EXPECT_LE(f.accepted_tokens, right.accepted_tokens);
+  EXPECT_GT(right.accepted_tokens, int64_t(ref.size()) / 2);  // most tokens drafted
 
   // The store holds a damaged continuation: drafts are rejected where it differs.
   std::vector<int32_t> damaged = ref;
   for (size_t i = 4; i < damaged.size(); i += 5) damaged[i] = (damaged[i] + 1) % int32_t(vocab);
-  core::MemFs fs2;
-  auto wrong = store_with(fs2, prompt, damaged);
-  ASSERT_NE(wrong, nullptr);
-  engine::LookupDrafter from_wrong(lookup, wrong.get());
-  const Run rejected = run(v, prompt, o, &from_wrong);
-  expect_same(plain, rejected);
-  EXPECT_GT(from_wrong.fallback_stats().blocks, 0);
-  EXPECT_LT(from_wrong.fallback_stats().accepted_tokens,
-            from_wrong.fallback_stats().drafted_tokens);
+  const engine::FallbackDraftStats wrong = from_store(damaged).second;
+  EXPECT_GT(wrong.blocks, 0);
+  EXPECT_LT(wrong.accepted_tokens, wrong.drafted_tokens);
 
   // An empty store drafts nothing and counts nothing.
   core::MemFs fs3;
@@ -111,7 +80,7 @@ void check(const ModelVariant& v, const engine::SamplingParams& sampling) {
   ASSERT_TRUE(empty.has_value());
   (*empty)->wait_idle();
   engine::LookupDrafter from_empty(lookup, empty->get());
-  expect_same(plain, run(v, prompt, o, &from_empty));
+  expect_same_run(plain, run(v, prompt, o, &from_empty));
   EXPECT_EQ(from_empty.fallback_stats().blocks, 0);
 }
 

@@ -180,10 +180,11 @@ class TimedDrafter : public engine::Drafter {
   engine::LookupDrafter inner_{{}};
 };
 
-// Decode with drafting off and with the lookup drafter, the two alternating in every repeat
-// (a shared machine's load drifts; best of --reps each). The prompt is prefilled once, but for
-// its last token, and every run resumes there as a request resumed from a cache does.
-// forced: the output every step must choose (empty: the model's own choices, up to --gen).
+// Decode with drafting off and with the lookup drafter, the two alternating in every repeat,
+// which one first alternating too (a shared machine's load drifts; best of --reps each). The prompt
+// is prefilled once, but for its last token, and every run resumes there as a request resumed from
+// a cache does. forced: the output every step must choose (empty: the model's own choices, up to
+// --gen).
 json workload(engine::Engine& e, const Args& a, const std::vector<int32_t>& prompt,
               const engine::SamplingParams& sampling, const std::vector<int32_t>& forced = {}) {
   e.reset();
@@ -197,7 +198,8 @@ json workload(engine::Engine& e, const Args& a, const std::vector<int32_t>& prom
     engine::GenerationResult result;
   } best[2];
   for (int64_t r = 0; r < a.reps; ++r) {
-    for (int draft = 0; draft < 2; ++draft) {
+    for (int i = 0; i < 2; ++i) {
+      const int draft = (i + int(r)) % 2;  // which runs first alternates too
       restore_sections(e, saved, int64_t(cached));
       TimedDrafter drafter;
       engine::GenerationOptions o{.max_tokens = a.gen, .sampling = sampling};

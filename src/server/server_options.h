@@ -56,8 +56,9 @@ struct ServerOptions {
   // default) serves it as sent.
   CompactionMode compaction = CompactionMode::kClient;
   // --draft lookup: speculative decoding with the lookup drafter (docs/speculation.md); it
-  // changes no token or logprob, only how many forwards a generation takes. Off by default.
-  bool draft_lookup = false;
+  // changes no token or logprob, only how many forwards a generation takes. On by default
+  // (performance.md "Speculation on an agent turn"); --draft off is plain decode.
+  bool draft_lookup = true;
   engine::LookupDrafterOptions draft{};
   // The persistent suffix store (docs/suffix-store.md) in <cache.disk_root>/suffix: the lookup
   // drafter's second place to look, fed with every answered request after its answer. Off

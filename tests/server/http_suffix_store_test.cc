@@ -98,6 +98,7 @@ TEST(HttpSuffixStore, ARepeatedOutputIsDraftedFromTheStoreAndAnswersAsNoCacheDra
     SCOPED_TRACE(seeded ? "seeded" : "greedy");
     TempDir dir;
     ServerOptions plain = no_cache_options();
+    plain.draft_lookup = false;
     ServerHarness hs(store_options(dir.path)), hn(plain);
     ASSERT_TRUE(hs.ok() && hn.ok());
     const std::vector<int32_t> prompt = distinct_prompt(1000);

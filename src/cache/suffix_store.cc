@@ -102,6 +102,14 @@ SuffixMatch SuffixStore::lookup(std::span<const int32_t> context, int max_tokens
   return index->lookup(context, max_tokens, min_match, out);
 }
 
+void SuffixStore::continuation(std::span<const int32_t> context, int64_t max_tokens,
+                               int64_t min_match, std::vector<int32_t>* out) const {
+  out->clear();
+  if (max_tokens < 1 || min_match < 1) return;
+  lookup(context, int(std::min<int64_t>(max_tokens, INT32_MAX)),
+         int(std::min<int64_t>(min_match, INT32_MAX)), out);
+}
+
 SuffixStoreStats SuffixStore::stats() const {
   std::lock_guard lock(mu_);
   return stats_;

@@ -34,6 +34,7 @@
 #include "core/fs.h"
 #include "core/sha256.h"
 #include "core/status.h"
+#include "engine/draft_source.h"
 
 namespace anchorage::cache {
 
@@ -48,7 +49,7 @@ struct SuffixStoreOptions {
   bool test_force_64bit = false;  // sort with divsufsort64 whatever the size
 };
 
-// The store's figures (for /health when it is wired).
+// The store's figures (on /health).
 struct SuffixStoreStats {
   uint64_t tokens = 0;          // in the log (without document ends)
   uint64_t indexed_tokens = 0;  // in the published index (without document ends)
@@ -68,7 +69,7 @@ struct SuffixStoreStats {
   std::string error;  // the first write or build failure (sticky), empty while all is well
 };
 
-class SuffixStore {
+class SuffixStore : public engine::DraftSource {
  public:
   // A sequence shares its first this many tokens with the part before the join (seed: 8).
   static constexpr int64_t kJoinOverlapTokens = 8;
@@ -82,7 +83,7 @@ class SuffixStore {
                                                          const core::Sha256Digest& tokenizer_sha,
                                                          const SuffixStoreOptions& options);
   // Writes what is queued, then stops the builder (a pending rebuild is skipped).
-  ~SuffixStore();
+  ~SuffixStore() override;
   SuffixStore(const SuffixStore&) = delete;
   SuffixStore& operator=(const SuffixStore&) = delete;
 
@@ -92,6 +93,10 @@ class SuffixStore {
   // SuffixIndex::lookup on the published index.
   SuffixMatch lookup(std::span<const int32_t> context, int max_tokens, int min_match,
                      std::vector<int32_t>* out) const;
+
+  // engine::DraftSource: the lookup drafter's fallback (lookup, the draft only).
+  void continuation(std::span<const int32_t> context, int64_t max_tokens, int64_t min_match,
+                    std::vector<int32_t>* out) const override;
 
   SuffixStoreStats stats() const;
 

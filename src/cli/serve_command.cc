@@ -74,6 +74,11 @@ struct ServeArgs {
   std::string draft = server::ServerOptions{}.draft_lookup ? "lookup" : "off";
   int64_t draft_max = engine::LookupDrafterOptions{}.draft_max;
   int64_t draft_min_match = engine::LookupDrafterOptions{}.min_match;
+  // The persistent suffix store (docs/suffix-store.md), in the cache directory's suffix/.
+  double suffix_store_mb = double(cache::SuffixStoreOptions{}.cap_bytes) / double(1 << 20);
+  std::string suffix_store_scope = "all";
+  bool suffix_store_readonly = cache::SuffixStoreOptions{}.read_only;
+  bool no_suffix_store = !server::ServerOptions{}.suffix_store;
   bool end_anchor = kResident.end_anchor;
   bool branch_anchors = kResident.branch_anchors;
   bool end_align = server::CacheOptions{}.end_align;
@@ -171,12 +176,22 @@ FlagSet make_flags(ServeArgs* a) {
   f.add_int("compaction-min-tokens", &a->compaction_prepare.min_tokens,
             "the shortest conversation whose summary is written ahead");
   f.add_string("draft", &a->draft,
-               "lookup: speculative decoding, drafting from the request's own context (the "
-               "same tokens and logprobs, fewer forwards on repetitive output); off: plain "
-               "decode");
+               "lookup: speculative decoding, drafting from the request's own context, then "
+               "from the suffix store (the same tokens and logprobs, fewer forwards on "
+               "repetitive output); off: plain decode");
   f.add_int("draft-max", &a->draft_max, "drafted tokens per verify block at most (adaptive)");
   f.add_int("draft-min-match", &a->draft_min_match,
             "shortest match of the last tokens that drafts anything");
+  f.add_double("suffix-store-mb", &a->suffix_store_mb,
+               "MiB of token ids the suffix store keeps (4 bytes a token); over it the oldest "
+               "half is forgotten");
+  f.add_string("suffix-store-scope", &a->suffix_store_scope,
+               "all: the store keeps prompts and outputs; outputs: what the model wrote only");
+  f.add_bool("suffix-store-readonly", &a->suffix_store_readonly,
+             "draft from the suffix store but add nothing to it (benchmarks)");
+  f.add_bool("no-suffix-store", &a->no_suffix_store,
+             "no suffix store (in the cache directory's suffix/; needs the disk cache's "
+             "directory)");
   f.add_bool("end-anchor", &a->end_anchor, "keep the end anchor after a generation (on|off)");
   f.add_bool("end-align", &a->end_align,
              "rows policy: align a client's copy with the rows by text at the end anchor "
@@ -426,6 +441,18 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
     return "--draft-min-match must be in [1, 32]";
   o->draft.draft_max = a.draft_max;
   o->draft.min_match = a.draft_min_match;
+  if (!(a.suffix_store_mb >= 1.0) || a.suffix_store_mb > 16384.0)
+    return "--suffix-store-mb must be in [1, 16384]";
+  o->suffix.cap_bytes = uint64_t(a.suffix_store_mb * double(1 << 20));
+  if (a.suffix_store_scope == "all") {
+    o->suffix.scope = cache::SuffixScope::kAll;
+  } else if (a.suffix_store_scope == "outputs") {
+    o->suffix.scope = cache::SuffixScope::kOutputs;
+  } else {
+    return "--suffix-store-scope must be all or outputs";
+  }
+  o->suffix.read_only = a.suffix_store_readonly;
+  o->suffix_store = !a.no_suffix_store;
   o->admin_token = a.admin_token;
   o->journal.path = a.journal;
   if (!(a.journal_mb > 0.0) || a.journal_mb > 1e6) return "--journal-mb must be in (0, 1e6]";

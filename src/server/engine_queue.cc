@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <span>
 
+#include "cache/suffix_store.h"
 #include "core/check.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -159,6 +160,9 @@ void EngineQueue::loop() noexcept {
       idle = waiting_.empty();
     }
     item.stream->finish(std::move(out));
+    // After the answer: the store only queues the new part (its own thread writes and indexes).
+    if (suffix_ != nullptr && !item.read_tokens.empty())
+      suffix_->add_request(item.read_tokens, item.written_tokens);
     // Still as the running job, so an idle task cannot interleave.
     if (idle && caches_ != nullptr) caches_->after_answer();
     {
@@ -219,7 +223,7 @@ JobOutcome EngineQueue::run(Item& item) {
   const bool keep_response =
       caches_ != nullptr && !job.response_key.empty() && caches_->options().response_cache;
   TokenSink sink(job, *item.stream, engine_, keep_response);
-  auto result = generate(job, *start, sink, *item.stream, &out.cache_anchor_ns);
+  auto result = generate(job, *start, sink, *item.stream, &out);
   out.first_token_ns = sink.first_token_ns();
   if (!result) {
     if (caches_ != nullptr) caches_->abandon();
@@ -232,6 +236,13 @@ JobOutcome EngineQueue::run(Item& item) {
   out.prefill_ns = result->prefill_ns;
   out.decode_ns = result->decode_ns;
   out.end = job_end(result->finish, sink.stopped_by_string());
+  out.verify_blocks = result->verify_blocks;
+  out.drafted_tokens = result->drafted_tokens;
+  out.accepted_tokens = result->accepted_tokens;
+  if (suffix_ != nullptr) {
+    item.read_tokens = start->served.tokens;
+    item.written_tokens = result->tokens;
+  }
   if (caches_ != nullptr) {
     const int64_t end_t0 = core::now_ns();
     caches_->end(job, *start, *result, sink.hidden_sampled(), start->split.reread);
@@ -258,7 +269,7 @@ core::Result<CacheStart> EngineQueue::start_job(const GenerationJob& job) {
 core::Result<engine::GenerationResult> EngineQueue::generate(const GenerationJob& job,
                                                              const CacheStart& start,
                                                              TokenSink& sink, TokenStream& stream,
-                                                             int64_t* anchor_ns) {
+                                                             JobOutcome* out) {
   engine::GenerationOptions opts;
   opts.max_tokens = job.max_tokens;
   opts.stop_ids = job.stop_ids;
@@ -266,8 +277,9 @@ core::Result<engine::GenerationResult> EngineQueue::generate(const GenerationJob
   if (caches_ != nullptr) {
     opts.prefill = caches_->prefill_hooks(start);
     // The caches' share of the prefill's time, for the request's timings.
-    opts.prefill.on_anchor = [anchor_ns, hook = std::move(opts.prefill.on_anchor)](int64_t position,
-                                                                                   bool is_end) {
+    opts.prefill.on_anchor = [anchor_ns = &out->cache_anchor_ns,
+                              hook = std::move(opts.prefill.on_anchor)](int64_t position,
+                                                                        bool is_end) {
       const int64_t t0 = core::now_ns();
       hook(position, is_end);
       *anchor_ns += core::now_ns() - t0;
@@ -307,12 +319,19 @@ core::Result<engine::GenerationResult> EngineQueue::generate(const GenerationJob
   const size_t cached_tokens = size_t(start.resume_at());
   std::optional<engine::LookupDrafter> drafter;
   if (draft_) {
-    drafter.emplace(*draft_);
+    drafter.emplace(*draft_, suffix_);
     opts.drafter = &*drafter;
     opts.draft_max = draft_->draft_max;
     opts.draft_context = prompt.first(cached_tokens);
   }
-  return engine::generate(engine_, prompt.subspan(cached_tokens), opts);
+  auto result = engine::generate(engine_, prompt.subspan(cached_tokens), opts);
+  if (drafter) {
+    const engine::FallbackDraftStats& f = drafter->fallback_stats();
+    out->store_blocks = f.blocks;
+    out->store_drafted_tokens = f.drafted_tokens;
+    out->store_accepted_tokens = f.accepted_tokens;
+  }
+  return result;
 }
 
 JobEnd EngineQueue::job_end(engine::FinishReason finish, bool stopped_by_string) {

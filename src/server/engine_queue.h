@@ -31,7 +31,8 @@ class Engine;
 }
 namespace anchorage::cache {
 struct CachedResponse;
-}
+class SuffixStore;
+}  // namespace anchorage::cache
 
 namespace anchorage::server {
 
@@ -83,11 +84,18 @@ class EngineQueue {
   // Speculative decoding with the lookup drafter for every later job (docs/speculation.md).
   // Set before the first submit.
   void set_drafting(const engine::LookupDrafterOptions& draft) { draft_ = draft; }
+  // The persistent suffix store (may be null): the drafter's fallback, and every answered
+  // request is added to it after its answer went out (docs/suffix-store.md). Set before the
+  // first submit; it must outlive the queue.
+  void set_suffix_store(cache::SuffixStore* store) { suffix_ = store; }
 
  private:
   struct Item {
     GenerationJob job;
     std::shared_ptr<TokenStream> stream;
+    // What the engine read and wrote, for the suffix store (filled when there is one).
+    std::vector<int32_t> read_tokens;
+    std::vector<int32_t> written_tokens;
   };
   void loop() noexcept;
   void prepare_ahead(std::unique_lock<std::mutex>& lock);
@@ -95,7 +103,7 @@ class EngineQueue {
   core::Result<CacheStart> start_job(const GenerationJob& job);
   core::Result<engine::GenerationResult> generate(const GenerationJob& job, const CacheStart& start,
                                                   TokenSink& sink, TokenStream& stream,
-                                                  int64_t* anchor_ns);
+                                                  JobOutcome* out);
   static JobEnd job_end(engine::FinishReason finish, bool stopped_by_string);
   static void log_outcome(const GenerationJob& job, const JobOutcome& out);
   JobOutcome replay_response(Item& item, const cache::CachedResponse& response, JobOutcome out);
@@ -106,6 +114,7 @@ class EngineQueue {
   EngineCaches* caches_;
   RequestJournal* journal_ = nullptr;
   std::optional<engine::LookupDrafterOptions> draft_;  // none: plain decode
+  cache::SuffixStore* suffix_ = nullptr;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> waiting_;

@@ -118,6 +118,14 @@ struct JobOutcome {
   int64_t cache_begin_ns = 0;
   int64_t cache_anchor_ns = 0;
   int64_t cache_end_ns = 0;
+  // Speculative decoding (docs/speculation.md): verify blocks, their drafts and the drafts
+  // chosen, and the part of each drafted from the persistent suffix store.
+  int64_t verify_blocks = 0;
+  int64_t drafted_tokens = 0;
+  int64_t accepted_tokens = 0;
+  int64_t store_blocks = 0;
+  int64_t store_drafted_tokens = 0;
+  int64_t store_accepted_tokens = 0;
 };
 
 }  // namespace anchorage::server

@@ -26,6 +26,7 @@
 #include "server/routes.h"
 #include "server/served_model.h"
 #include "server/service.h"
+#include "server/suffix_store_setup.h"
 
 namespace anchorage::server {
 
@@ -49,6 +50,25 @@ struct HttpServer::Impl {
       } else {
         // The server runs on without it: every answer is the same, only slower to come.
         core::log(core::LogLevel::kWarn, "disk tier off: %s", disk.error().to_string().c_str());
+      }
+    }
+    if (caches && o.suffix_store && !o.cache.disk_root.empty()) {
+      auto opened = open_suffix_store(disk_fs.fs(), o.cache.disk_root, *m.tokenizer, o.suffix);
+      if (opened) {
+        suffix = std::move(*opened);
+        const cache::SuffixStoreStats st = suffix.store->stats();
+        core::log(core::LogLevel::kInfo,
+                  "suffix store: %s/suffix, %llu tokens in %lld documents%s, %lld torn tails "
+                  "dropped, %lld corrupt logs deleted",
+                  o.cache.disk_root.c_str(), (unsigned long long)st.tokens, (long long)st.documents,
+                  o.suffix.read_only ? " (read-only)" : "", (long long)st.torn_tails,
+                  (long long)st.corrupt_deleted);
+        queue.set_suffix_store(suffix.store.get());
+        service.suffix_store = suffix.store.get();
+      } else {
+        // Drafts are hints: the server runs on without them.
+        core::log(core::LogLevel::kWarn, "suffix store off: %s",
+                  opened.error().to_string().c_str());
       }
     }
     if (o.draft_lookup) queue.set_drafting(o.draft);
@@ -77,6 +97,7 @@ struct HttpServer::Impl {
   DiskFs disk_fs;                           // the disk tier's files (outlives the caches)
   std::unique_ptr<EngineCaches> caches;     // null with --no-cache
   std::unique_ptr<RequestJournal> journal;  // null without --journal (outlives the queue)
+  OpenSuffixStore suffix;                   // no store when off (outlives the queue)
   core::Status journal_error;               // bind() reports it
   EngineQueue queue;
   Service service;

@@ -80,6 +80,33 @@ void handle_health(Service& svc, const HttpRequest& req, HttpResponse& res) {
   } else {
     body["cache"] = Json{{"enabled", false}};
   }
+  // The suffix store's size and rebuilds, and what drafting took from it: token counts only.
+  if (svc.suffix_store != nullptr && sees_all_tenants(svc, req)) {
+    const cache::SuffixStoreStats st = svc.suffix_store->stats();
+    const DraftCounts d = svc.metrics.drafts();
+    body["suffix_store"] = Json{{"enabled", true},
+                                {"read_only", svc.options.suffix.read_only},
+                                {"tokens", st.tokens},
+                                {"indexed_tokens", st.indexed_tokens},
+                                {"documents", st.documents},
+                                {"log_bytes", st.log_bytes},
+                                {"index_bytes", st.index_bytes},
+                                {"appended_tokens", st.appended_tokens},
+                                {"deduplicated_tokens", st.deduplicated_tokens},
+                                {"refused_requests", st.refused_requests},
+                                {"evictions", st.evictions},
+                                {"torn_tails", st.torn_tails},
+                                {"corrupt_deleted", st.corrupt_deleted},
+                                {"rebuilds", st.rebuilds},
+                                {"last_rebuild_ms", st.last_rebuild_ms},
+                                {"rebuild_ms_total", st.total_rebuild_ms},
+                                {"draft_blocks", d.store_blocks},
+                                {"drafted_tokens", d.store_drafted_tokens},
+                                {"accepted_tokens", d.store_accepted_tokens},
+                                {"error", st.error}};
+  } else {
+    body["suffix_store"] = Json{{"enabled", svc.suffix_store != nullptr}};
+  }
   res.status = stopping ? 503 : 200;
   res.set_content(dump_json(body), "application/json");
 }

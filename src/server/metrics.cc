@@ -57,6 +57,12 @@ void Metrics::observe_job(const JobOutcome& o) {
     decode_ns_ += o.decode_ns;
     last_decode_tps_ = double(steps) / (double(o.decode_ns) * 1e-9);
   }
+  drafts_.blocks += uint64_t(o.verify_blocks);
+  drafts_.drafted_tokens += uint64_t(o.drafted_tokens);
+  drafts_.accepted_tokens += uint64_t(o.accepted_tokens);
+  drafts_.store_blocks += uint64_t(o.store_blocks);
+  drafts_.store_drafted_tokens += uint64_t(o.store_drafted_tokens);
+  drafts_.store_accepted_tokens += uint64_t(o.store_accepted_tokens);
   if (o.first_token_ns > 0) {
     const double s = double(o.first_token_ns) * 1e-9;
     for (size_t i = 0; i < kTtftBuckets.size(); ++i) {
@@ -65,6 +71,11 @@ void Metrics::observe_job(const JobOutcome& o) {
     ++ttft_count_;
     ttft_sum_s_ += s;
   }
+}
+
+DraftCounts Metrics::drafts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return drafts_;
 }
 
 std::string Metrics::render(const QueueGauges& queue) const {
@@ -102,6 +113,26 @@ std::string Metrics::render(const QueueGauges& queue) const {
   append(&out, "anchorage_prefill_seconds_total %.6f\n", double(prefill_ns_) * 1e-9);
   header(&out, "anchorage_decode_steps_total", "counter", "Decode steps (tokens after the first).");
   append(&out, "anchorage_decode_steps_total %llu\n", (unsigned long long)decode_steps_);
+  // Drafts by where they came from: the request's own context or the suffix store.
+  const struct {
+    const char* name;
+    const char* help;
+    uint64_t all;
+    uint64_t store;
+  } drafts[] = {
+      {"anchorage_draft_blocks_total", "Verify blocks, by where their drafts came from.",
+       drafts_.blocks, drafts_.store_blocks},
+      {"anchorage_draft_tokens_total", "Drafted tokens, by where they came from.",
+       drafts_.drafted_tokens, drafts_.store_drafted_tokens},
+      {"anchorage_draft_accepted_tokens_total",
+       "Drafted tokens the generation chose, by where they came from.", drafts_.accepted_tokens,
+       drafts_.store_accepted_tokens},
+  };
+  for (const auto& d : drafts) {
+    header(&out, d.name, "counter", d.help);
+    append(&out, "%s{source=\"context\"} %llu\n", d.name, (unsigned long long)(d.all - d.store));
+    append(&out, "%s{source=\"suffix_store\"} %llu\n", d.name, (unsigned long long)d.store);
+  }
   header(&out, "anchorage_decode_seconds_total", "counter", "Time spent in decode loops.");
   append(&out, "anchorage_decode_seconds_total %.6f\n", double(decode_ns_) * 1e-9);
   header(&out, "anchorage_cache_seconds_total", "counter",

@@ -26,6 +26,17 @@ struct QueueGauges {
   bool running = false;
 };
 
+// Speculative decoding's counters since the start (docs/speculation.md): verify blocks, their
+// drafted tokens and the drafts chosen; store_*: the part drafted from the suffix store.
+struct DraftCounts {
+  uint64_t blocks = 0;
+  uint64_t drafted_tokens = 0;
+  uint64_t accepted_tokens = 0;
+  uint64_t store_blocks = 0;
+  uint64_t store_drafted_tokens = 0;
+  uint64_t store_accepted_tokens = 0;
+};
+
 class Metrics {
  public:
   // Upper bounds (seconds) of the time-to-first-token buckets: from a short prompt on a small
@@ -42,6 +53,7 @@ class Metrics {
   void observe_job(const JobOutcome& outcome);
 
   std::string render(const QueueGauges& queue) const;
+  DraftCounts drafts() const;
 
  private:
   mutable std::mutex mu_;
@@ -54,6 +66,7 @@ class Metrics {
   uint64_t prefill_tokens_ = 0;  // tokens actually read (prompt - cached)
   uint64_t completion_tokens_ = 0;
   uint64_t decode_steps_ = 0;
+  DraftCounts drafts_;
   int64_t prefill_ns_ = 0;
   int64_t decode_ns_ = 0;
   int64_t cache_begin_ns_ = 0;  // JobOutcome's caches' share, summed

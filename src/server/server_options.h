@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/suffix_store.h"
 #include "engine/lookup_drafter.h"
 #include "server/api_keys.h"
 #include "server/engine_caches.h"
@@ -55,9 +56,15 @@ struct ServerOptions {
   // default) serves it as sent.
   CompactionMode compaction = CompactionMode::kClient;
   // --draft lookup: speculative decoding with the lookup drafter (docs/speculation.md); it
-  // changes no token or logprob, only how many forwards a generation takes. Off by default.
-  bool draft_lookup = false;
+  // changes no token or logprob, only how many forwards a generation takes. On by default
+  // (performance.md "Speculation on an agent turn"); --draft off is plain decode.
+  bool draft_lookup = true;
   engine::LookupDrafterOptions draft{};
+  // The persistent suffix store (docs/suffix-store.md) in <cache.disk_root>/suffix: the lookup
+  // drafter's second place to look, fed with every answered request after its answer. Off
+  // with --no-suffix-store, and without a cache directory (--no-cache, --disk-cache off).
+  bool suffix_store = true;
+  cache::SuffixStoreOptions suffix{};
   // The cache tiers (docs/cache.md); cache.enabled false is --no-cache.
   CacheOptions cache;
   // --journal: one JSON line per request (request_journal.h); path empty: none.

@@ -53,8 +53,10 @@ struct Service {
   std::vector<int32_t> stop_ids;     // <|im_end|>, <|endoftext|>
   ConstraintVocab constraint_vocab;  // the tags constrained decoding needs
   EngineCaches* caches = nullptr;    // null with --no-cache
-  int64_t created = 0;               // unix seconds at start (/v1/models)
-  uint64_t nonce_base = 0;           // mixed with a counter into request ids and default seeds
+  // The persistent suffix store (null: none), for /health.
+  const cache::SuffixStore* suffix_store = nullptr;
+  int64_t created = 0;      // unix seconds at start (/v1/models)
+  uint64_t nonce_base = 0;  // mixed with a counter into request ids and default seeds
   std::atomic<uint64_t> next_request{0};
   std::atomic<bool> shutting_down{false};
 };

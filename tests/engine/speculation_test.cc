@@ -15,6 +15,7 @@
 #include "engine/generation.h"
 #include "engine/lookup_drafter.h"
 #include "engine/sampler.h"
+#include "support/drafted_run.h"
 #include "support/state_snapshot.h"
 #include "support/test_models.h"
 
@@ -105,37 +106,15 @@ class OracleDrafter : public engine::Drafter {
   core::Rng rng_;
 };
 
-struct Run {
-  engine::GenerationResult result;
-  std::vector<std::vector<float>> logits;  // what each token was chosen from
-  StateSnapshot state;
-};
+using Run = DraftedRun;
 
 Run run(const ModelVariant& v, const engine::EngineOptions& eo, const std::vector<int32_t>& prompt,
-        engine::GenerationOptions o, engine::Drafter* drafter, int64_t stop_after = -1) {
-  auto e = make_engine(v, eo);
-  Run r;
-  o.drafter = drafter;
-  o.draft_max = 6;
-  o.on_token = [&](int32_t) {
-    r.logits.push_back(copy(e->logits()));
-    return int64_t(r.logits.size()) != stop_after;  // a stop string, as the server cuts one
-  };
-  auto g = engine::generate(*e, prompt, o);
-  EXPECT_TRUE(g.has_value());
-  r.result = std::move(g.value());
-  r.state = take_snapshot(*e);
-  return r;
+        const engine::GenerationOptions& o, engine::Drafter* drafter, int64_t stop_after = -1) {
+  return run_drafted(v, eo, prompt, o, drafter, 6, stop_after);
 }
 
 void expect_same(const Run& plain, const Run& drafted) {
-  EXPECT_EQ(plain.result.tokens, drafted.result.tokens);
-  EXPECT_EQ(plain.result.finish, drafted.result.finish);
-  EXPECT_EQ(plain.result.decode_steps, drafted.result.decode_steps);
-  ASSERT_EQ(plain.logits.size(), drafted.logits.size());
-  for (size_t i = 0; i < plain.logits.size(); ++i)
-    EXPECT_TRUE(same_bits(plain.logits[i], drafted.logits[i])) << "token " << i;
-  EXPECT_TRUE(same_state(plain.state, drafted.state));
+  expect_same_run(plain, drafted);
 }
 
 void check_generation(const ModelVariant& v, const engine::SamplingParams& sampling) {

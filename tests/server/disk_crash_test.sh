@@ -11,7 +11,8 @@ bin="$1"
 tokdir="$2"
 # shellcheck source=crash_test_lib.sh
 source "$(dirname "$0")/crash_test_lib.sh"
-serve_flags=(--disk-cache "$work/root" --disk-min-tokens 256)
+# --no-suffix-store: the crash points counted are the tier's files only (the suffix store writes at start-up).
+serve_flags=(--disk-cache "$work/root" --disk-min-tokens 256 --no-suffix-store)
 
 python3 - >"$work/body.json" <<'PY'
 import json

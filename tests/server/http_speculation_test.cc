@@ -37,8 +37,10 @@ TEST(HttpSpeculation, DraftingOnOffAndNoCacheAnswerAlike) {
   draft.draft.draft_max = 4;
   draft.draft.min_match = 1;  // draft at every repeated token: as many blocks as possible
   ServerOptions plain;
+  plain.draft_lookup = false;
   ServerOptions no_cache;
   no_cache.cache.enabled = false;
+  no_cache.draft_lookup = false;
   ServerHarness hd(draft), hp(plain), hn(no_cache);
   ASSERT_TRUE(hd.ok() && hp.ok() && hn.ok());
 

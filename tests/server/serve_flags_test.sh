@@ -18,10 +18,11 @@ for flag in host port preset seed weight-dtype kv-dtype ctx threads queue max-bo
             mem-ceiling-gib mem-peak-gib reserve-slack-gib disk-budget-gb disk-min-free-gb \
             disk-ttl-days disk-admit-after disk-head-anchors disk-min-tokens disk-write-budget-gb \
             compaction resume-policy spill-gb spill-min-tokens spill-give-up-min-tokens \
-            spill-codec; do
+            spill-codec draft draft-max draft-min-match suffix-store-mb suffix-store-scope; do
   grep -qE -- "--$flag <v> .*\(default: " <<<"$help" || fail "--help does not list --$flag"
 done
-for switch in no-cache end-anchor end-align no-store response-cache; do
+for switch in no-cache end-anchor end-align no-store response-cache suffix-store-readonly \
+              no-suffix-store; do
   grep -qE -- "--$switch .*\(default: (on|off)\)" <<<"$help" || fail "--help does not list --$switch"
 done
 for alias in "-m, --model <v>" "-c, --ctx-size, --ctx <v>" "-t, --threads <v>" \
@@ -75,6 +76,11 @@ grep -q -- "--cache-scope" <<<"$err" || fail "--cache-scope shared is not named:
 "$bin" serve -n -2 >/dev/null 2>&1; [ $? -eq 2 ] || fail "-n -2 is not a usage error"
 "$bin" serve -c 0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "-c 0 is not a usage error"
 "$bin" serve --ctx-size=0 >/dev/null 2>&1; [ $? -eq 2 ] || fail "--ctx-size=0 is not a usage error"
+for bad in "--suffix-store-mb 0" "--suffix-store-mb 20000" "--suffix-store-scope prompts"; do
+  err="$("$bin" serve $bad 2>&1 >/dev/null)"; rc=$?
+  [ $rc -eq 2 ] || fail "$bad is not a usage error (exit $rc)"
+  grep -q -- "${bad%% *} must be" <<<"$err" || fail "$bad is not named: $err"
+done
 err="$("$bin" serve --spill-codec lzma 2>&1 >/dev/null)"; rc=$?
 [ $rc -eq 2 ] || fail "--spill-codec lzma is not a usage error (exit $rc)"
 grep -q -- "--spill-codec must be zstd, blosc or none" <<<"$err" || fail "a bad --spill-codec is not named: $err"

@@ -17,7 +17,8 @@ mode="${3:-drain}"
 # shellcheck source=crash_test_lib.sh
 source "$(dirname "$0")/crash_test_lib.sh"
 # The disk tier admits nothing here: every file written is the spill's.
-serve_flags=(--disk-cache "$work/root" --disk-min-tokens 1000000)
+# --no-suffix-store: the crash points counted are the spill's files only (the suffix store writes at start-up).
+serve_flags=(--disk-cache "$work/root" --disk-min-tokens 1000000 --no-suffix-store)
 
 python3 - "$work" <<'PY'
 import json, sys

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench_support.h"
 #include "cache/planner.h"
 #include "cache/resident_prefix.h"
 #include "cache/state_store.h"
@@ -42,6 +43,8 @@
 
 namespace {
 
+using anchorage::bench::parse_i64;
+
 using namespace anchorage;
 using nlohmann::json;
 
@@ -55,11 +58,6 @@ struct BenchArgs {
   int64_t threads = 0;
   uint64_t seed = 1;
 };
-
-bool parse_i64(std::string_view s, int64_t* out) {
-  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
-}
 
 bool parse_args(int argc, char** argv, BenchArgs* a) {
   for (int i = 1; i < argc; ++i) {

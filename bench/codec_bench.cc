@@ -32,6 +32,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_support.h"
 #include "cache/spill_codec.h"
 #include "core/clock.h"
 #include "core/dtype.h"
@@ -43,6 +44,10 @@
 #include "model/qwen35/qwen35_model.h"
 
 namespace {
+
+using anchorage::bench::loadavg;
+using anchorage::bench::median;
+using anchorage::bench::parse_i64;
 
 using namespace anchorage;
 using Json = nlohmann::ordered_json;
@@ -63,11 +68,6 @@ struct Args {
   bool quick = false;
   bool check = false;
 };
-
-bool parse_i64(std::string_view s, int64_t* out) {
-  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
-}
 
 std::vector<std::string_view> split(std::string_view v) {
   std::vector<std::string_view> out;
@@ -180,11 +180,6 @@ std::vector<Config> configs(const Args& a) {
   return c;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 // Encodes and decodes every buffer with `cfg` on pools of each thread count.
 Json measure(const Args& a, const Config& cfg, const std::vector<std::vector<uint8_t>>& buffers,
              size_t elem_bytes) {
@@ -235,12 +230,6 @@ Json measure(const Args& a, const Config& cfg, const std::vector<std::vector<uin
       {"options", opts},           {"raw_bytes", raw},
       {"encoded_bytes", encoded},  {"ratio", double(raw) / double(std::max<size_t>(encoded, 1))},
       {"round_trip_equal", equal}, {"by_threads", by_threads}};
-}
-
-std::string loadavg() {
-  std::string line;
-  std::getline(std::ifstream("/proc/loadavg") >> std::ws, line);
-  return line;
 }
 
 std::string cpu_model() {

@@ -70,6 +70,8 @@ namespace {
 
 using namespace anchorage;
 using bench::Json;
+using bench::loadavg;
+using bench::parse_i64;
 
 struct Args {
   std::string dir;
@@ -86,11 +88,6 @@ struct Args {
   std::string parts = "tier,http,spill";  // raw always runs: the others' ratios need it
   bool part(std::string_view p) const { return parts.find(p) != std::string::npos; }
 };
-
-bool parse_i64(std::string_view s, int64_t* out) {
-  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
-}
 
 bool parse_args(int argc, char** argv, Args* a) {
   bool contexts_set = false, preset_set = false, raw_set = false;
@@ -597,12 +594,6 @@ Json measure_http(const Args& a, server::ServedModel& model, const std::string& 
     (void)srv.stop();
   }
   return {{"rows", rows}, {"disk_after_restart", writer_stats}, {"disk_at_end", reader_stats}};
-}
-
-std::string loadavg() {
-  std::string line;
-  std::getline(std::ifstream("/proc/loadavg") >> std::ws, line);
-  return line;
 }
 
 std::string cpu_model() {

@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench_support.h"
 #include "core/aligned_buffer.h"
 #include "core/clock.h"
 #include "core/dtype.h"
@@ -50,6 +51,8 @@
 
 namespace {
 
+using anchorage::bench::parse_i64;
+
 using namespace anchorage;
 using nlohmann::json;
 
@@ -63,11 +66,6 @@ struct BenchArgs {
   uint64_t seed = 1;
   std::string model;  // a GGUF file instead of the random preset
 };
-
-bool parse_i64(std::string_view s, int64_t* out) {
-  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return !s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size();
-}
 
 std::vector<std::string_view> split(std::string_view s) {
   std::vector<std::string_view> out;

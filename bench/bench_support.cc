@@ -213,6 +213,24 @@ Json assistant_message(const Json& response) {
   return a;
 }
 
+std::unique_ptr<server::ServedModel> load_preset_model(const char* bench, const std::string& preset,
+                                                       uint64_t seed, int64_t capacity,
+                                                       int64_t threads,
+                                                       const std::string& tokenizer_json) {
+  server::ModelSpec ms;
+  ms.preset = preset;
+  ms.seed = seed;
+  ms.capacity = capacity;
+  ms.threads = int(threads);
+  ms.tokenizer_json = tokenizer_json;
+  auto loaded = server::load_served_model(ms);
+  if (!loaded) {
+    std::fprintf(stderr, "%s: %s\n", bench, loaded.error().to_string().c_str());
+    return nullptr;
+  }
+  return std::make_unique<server::ServedModel>(std::move(loaded.value()));
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

@@ -108,6 +108,14 @@ struct PostResult {
 };
 PostResult post_json(server::HttpClient& c, const std::string& path, const Json& body);
 
+// The model an HTTP benchmark serves, as `anchorage serve` loads it: `preset`'s random weights
+// (seeded) and the real Qwen3 tokenizer at `tokenizer_json`. Null, with `bench: why` on stderr,
+// when it does not load.
+std::unique_ptr<server::ServedModel> load_preset_model(const char* bench, const std::string& preset,
+                                                       uint64_t seed, int64_t capacity,
+                                                       int64_t threads,
+                                                       const std::string& tokenizer_json);
+
 // The middle value (the upper one of an even count); 0 for none.
 double median(std::vector<double> v);
 

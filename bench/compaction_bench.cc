@@ -255,19 +255,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   core::set_log_level(core::LogLevel::kWarn);
-  server::ModelSpec ms;
-  ms.preset = a.preset;
-  ms.seed = a.seed;
   // The largest conversation, its answer, the compaction's turn and summary.
-  ms.capacity = *std::max_element(a.sizes.begin(), a.sizes.end()) + 8192;
-  ms.threads = int(a.threads);
-  ms.tokenizer_json = std::string(ANCHORAGE_DATA_DIR) + "/qwen3/tokenizer.json";
-  auto loaded = server::load_served_model(ms);
-  if (!loaded) {
-    std::fprintf(stderr, "compaction_bench: %s\n", loaded.error().to_string().c_str());
-    return 1;
-  }
-  server::ServedModel& model = loaded.value();
+  std::unique_ptr<server::ServedModel> loaded =
+      bench::load_preset_model("compaction_bench", a.preset, a.seed,
+                               *std::max_element(a.sizes.begin(), a.sizes.end()) + 8192, a.threads,
+                               std::string(ANCHORAGE_DATA_DIR) + "/qwen3/tokenizer.json");
+  if (loaded == nullptr) return 1;
+  server::ServedModel& model = *loaded;
   const int64_t t0 = core::now_ns();
   bool passed = true;
   Json sizes = Json::array();
@@ -280,7 +274,7 @@ int main(int argc, char** argv) {
                     {"isa", std::string(core::isa_name(core::active_isa()))},
                     {"threads", model.engine->n_threads()},
                     {"max_tokens", a.max_tokens},
-                    {"capacity", ms.capacity},
+                    {"capacity", model.engine->capacity()},
                     {"run_s", double(core::now_ns() - t0) * 1e-9},
                     {"sizes", sizes},
                     {"passed", passed}};

@@ -675,18 +675,12 @@ int main(int argc, char** argv) {
   }
   remove_files(fs, a.dir);
 
-  server::ModelSpec ms;
-  ms.preset = a.preset;
-  ms.seed = a.seed;
-  ms.capacity = *std::max_element(a.contexts.begin(), a.contexts.end()) + 4096;
-  ms.threads = int(a.threads);
-  ms.tokenizer_json = std::string(ANCHORAGE_DATA_DIR) + "/qwen3/tokenizer.json";
-  auto loaded = server::load_served_model(ms);
-  if (!loaded) {
-    std::fprintf(stderr, "disk_bench: %s\n", loaded.error().to_string().c_str());
-    return 1;
-  }
-  server::ServedModel& model = loaded.value();
+  std::unique_ptr<server::ServedModel> loaded = bench::load_preset_model(
+      "disk_bench", a.preset, a.seed,
+      *std::max_element(a.contexts.begin(), a.contexts.end()) + 4096, a.threads,
+      std::string(ANCHORAGE_DATA_DIR) + "/qwen3/tokenizer.json");
+  if (loaded == nullptr) return 1;
+  server::ServedModel& model = *loaded;
   const std::string load_start = loadavg();
   const int64_t t0 = core::now_ns();
 

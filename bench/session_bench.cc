@@ -441,18 +441,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   core::set_log_level(core::LogLevel::kWarn);
-  server::ModelSpec ms;
-  ms.preset = a.preset;
-  ms.seed = a.seed;
-  ms.capacity = a.capacity;
-  ms.threads = int(a.threads);
-  ms.tokenizer_json = std::string(ANCHORAGE_DATA_DIR) + "/qwen3/tokenizer.json";
-  auto loaded = server::load_served_model(ms);
-  if (!loaded) {
-    std::fprintf(stderr, "session_bench: %s\n", loaded.error().to_string().c_str());
-    return 1;
-  }
-  server::ServedModel& model = loaded.value();
+  std::unique_ptr<server::ServedModel> loaded =
+      bench::load_preset_model("session_bench", a.preset, a.seed, a.capacity, a.threads,
+                               std::string(ANCHORAGE_DATA_DIR) + "/qwen3/tokenizer.json");
+  if (loaded == nullptr) return 1;
+  server::ServedModel& model = *loaded;
   const SessionScript script = make_script(a);
   const std::string load_start = loadavg();
   const int64_t t0 = core::now_ns();

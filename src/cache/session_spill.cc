@@ -364,6 +364,23 @@ Status SessionSpill::save(engine::Engine& engine, const SpillConversation& conv,
     ++counts_.save_skips;
     return Status::ok();
   }
+  Entry e = new_entry(conv);
+  SaveWrites w;
+  if (Status s = write_files(engine, conv, &e, &w); !s.is_ok()) return fail_save(&w, s);
+  if (Status s = put_manifest(e); !s.is_ok()) return fail_save(&w, s);
+  {
+    auto size = store_->size(e.id + kManifestSuffix);
+    w.written += size ? int64_t(*size) : 0;
+    e.bytes = size ? int64_t(*size) : 0;
+  }
+  if (options_.guard) options_.guard->add(WriteSource::kSpill, w.written);
+  counts_.bytes_written += w.written;
+  ++counts_.saves;
+  commit_entry(std::move(e), w.names);
+  return Status::ok();
+}
+
+SessionSpill::Entry SessionSpill::new_entry(const SpillConversation& conv) const {
   Entry e;
   e.id = entry_id(conv.session, conv.tokens);
   e.session = conv.session;
@@ -373,40 +390,31 @@ Status SessionSpill::save(engine::Engine& engine, const SpillConversation& conv,
   e.regions = conv.regions;
   e.resident = conv.resident;
   e.saved_s = e.used_s = now_s();
-  const int64_t B = options_.block_rows;
-  // The anchors kept: the end, and the newest others below it — at block lines or not: the
-  // end of the last prefill (where the next turn parts from the rows when the client sends
-  // another answer than the one generated) is rarely on one. A block ends at every kept anchor.
+  return e;
+}
+
+// The anchors kept: the end, and the newest others below it — at block lines or not: the end
+// of the last prefill (where the next turn parts from the rows when the client sends another
+// answer than the one generated) is rarely on one. A block ends at every kept anchor.
+std::map<int64_t, const SectionCopy*> SessionSpill::kept_anchors(
+    const SpillConversation& conv) const {
+  const int64_t n = int64_t(conv.tokens.size());
   std::map<int64_t, const SectionCopy*> keep;
   for (const SectionCopy* a : conv.anchors)
     if (a != nullptr && !a->empty() && a->position() > 0 && a->position() < n)
       keep[a->position()] = a;
   while (int(keep.size()) > options_.anchors - 1) keep.erase(keep.begin());
   keep[n] = conv.end;
+  return keep;
+}
 
-  int64_t written = 0;
-  std::vector<std::string> names;
-  // The block compressed while the one before it is written (options_.pipelined_writes).
-  std::unique_ptr<PendingBlock> pending;
-  auto note_write = [&](const std::string& name) {
-    auto size = store_->size(name);
-    file_bytes_[name] = size ? *size : 0;
-    written += int64_t(file_bytes_[name]);
-    ++counts_.blocks_written;
-  };
-  auto write_pending = [&]() -> Status {
-    if (!pending) return Status::ok();
-    std::unique_ptr<PendingBlock> p = std::move(pending);
-    if (Status s = write_block(*p); !s.is_ok()) return s;
-    note_write(block_name(p->block.key));
-    return Status::ok();
-  };
-  auto fail = [&](const Status& s) {
-    pending.reset();  // waits for its frames
-    ++counts_.write_errors;
-    if (options_.guard) options_.guard->add(WriteSource::kSpill, written);
-    return s;
-  };
+// Every block and kept anchor of the entry, bottom up; a file already in place is not written
+// again. The entry's blocks and anchors are filled on the way.
+Status SessionSpill::write_files(engine::Engine& engine, const SpillConversation& conv, Entry* e,
+                                 SaveWrites* w) {
+  const int64_t n = int64_t(conv.tokens.size());
+  const int64_t B = options_.block_rows;
+  const std::map<int64_t, const SectionCopy*> keep = kept_anchors(conv);
   PrefixHasher hasher(fingerprint_);
   CacheKey prev;
   std::vector<CacheKey> below;
@@ -414,58 +422,89 @@ Status SessionSpill::save(engine::Engine& engine, const SpillConversation& conv,
     end = std::min((b / B + 1) * B, keep.upper_bound(b)->first);  // keep ends at n
     core::Result<RowCopy> got =
         conv.rows ? conv.rows(b, end) : core::Result<RowCopy>(RowCopy::capture(engine, b, end));
-    if (!got) return fail(got.error());
+    if (!got) return got.error();
     hasher.feed(conv.tokens.subspan(size_t(b), size_t(end - b)));
     Block blk{CacheKey{}, b, end, copy_sums(*got)};
     blk.key = content_key(hasher.key(), blk.sums);
-    const std::string name = block_name(blk.key);
-    if (file_refs_.count(name) != 0 || store_->exists(name)) {
-      ++counts_.blocks_kept;
-    } else {
-      auto p = std::make_unique<PendingBlock>();
-      p->block = blk;
-      p->prev = prev;
-      p->ids = conv.tokens.subspan(size_t(b), size_t(end - b));
-      p->rows = std::move(*got);
-      encode_block(*p);
-      // Block i is written while block i + 1 (this one) is compressed.
-      if (Status s = write_pending(); !s.is_ok()) return fail(s);
-      pending = std::move(p);
-      if (!options_.pipelined_writes)
-        if (Status s = write_pending(); !s.is_ok()) return fail(s);
-    }
-    names.push_back(name);
+    if (Status s = save_block(blk, prev, conv.tokens.subspan(size_t(b), size_t(end - b)),
+                              std::move(*got), w);
+        !s.is_ok())
+      return s;
     prev = blk.key;
     below.push_back(blk.key);
     if (auto it = keep.find(end); it != keep.end()) {
       Anchor anc{blk.key, end, copy_sums(*it->second)};
-      const std::string aname = anchor_name(anc.key);
-      // An anchor is named by its rows; another entry's file there is kept only when its
-      // sections' sums are these (else it is rewritten: that entry then fails its check).
-      if (file_refs_.count(aname) != 0 && known_anchor_sums(anc.key) == anc.sums) {
-        ++counts_.blocks_kept;
-      } else {
-        AnchorInfo info{anc.key, end, below, e.saved_s, 0};
-        if (Status s = put_anchor(*store_, fingerprint_, info, *it->second, layout_); !s.is_ok())
-          return fail(s);
-        note_write(aname);
-      }
-      names.push_back(aname);
-      e.anchors.push_back(std::move(anc));
+      if (Status s = save_anchor(anc, below, *it->second, e->saved_s, w); !s.is_ok()) return s;
+      e->anchors.push_back(std::move(anc));
     }
-    e.blocks.push_back(std::move(blk));
+    e->blocks.push_back(std::move(blk));
   }
-  if (Status s = write_pending(); !s.is_ok()) return fail(s);
-  if (Status s = put_manifest(e); !s.is_ok()) return fail(s);
-  {
-    auto size = store_->size(e.id + kManifestSuffix);
-    written += size ? int64_t(*size) : 0;
-    e.bytes = size ? int64_t(*size) : 0;
+  return write_pending(w);
+}
+
+// One block: kept when its file is in place, else compressed while the one before it is
+// written (options_.pipelined_writes), or written at once.
+Status SessionSpill::save_block(const Block& blk, const CacheKey& prev,
+                                std::span<const int32_t> ids, RowCopy rows, SaveWrites* w) {
+  const std::string name = block_name(blk.key);
+  w->names.push_back(name);
+  if (file_refs_.count(name) != 0 || store_->exists(name)) {
+    ++counts_.blocks_kept;
+    return Status::ok();
   }
-  if (options_.guard) options_.guard->add(WriteSource::kSpill, written);
-  counts_.bytes_written += written;
-  ++counts_.saves;
-  // The new manifest is in place: the old entry's files only it listed go.
+  auto p = std::make_unique<PendingBlock>();
+  p->block = blk;
+  p->prev = prev;
+  p->ids = ids;
+  p->rows = std::move(rows);
+  encode_block(*p);
+  // Block i is written while block i + 1 (this one) is compressed.
+  if (Status s = write_pending(w); !s.is_ok()) return s;
+  w->pending = std::move(p);
+  return options_.pipelined_writes ? Status::ok() : write_pending(w);
+}
+
+// An anchor is named by its rows; another entry's file there is kept only when its sections'
+// sums are these (else it is rewritten: that entry then fails its check).
+Status SessionSpill::save_anchor(const Anchor& anc, const std::vector<CacheKey>& below,
+                                 const SectionCopy& sections, int64_t saved_s, SaveWrites* w) {
+  const std::string name = anchor_name(anc.key);
+  w->names.push_back(name);
+  if (file_refs_.count(name) != 0 && known_anchor_sums(anc.key) == anc.sums) {
+    ++counts_.blocks_kept;
+    return Status::ok();
+  }
+  AnchorInfo info{anc.key, anc.position, below, saved_s, 0};
+  if (Status s = put_anchor(*store_, fingerprint_, info, sections, layout_); !s.is_ok()) return s;
+  note_write(name, w);
+  return Status::ok();
+}
+
+Status SessionSpill::write_pending(SaveWrites* w) {
+  if (!w->pending) return Status::ok();
+  std::unique_ptr<PendingBlock> p = std::move(w->pending);
+  if (Status s = write_block(*p); !s.is_ok()) return s;
+  note_write(block_name(p->block.key), w);
+  return Status::ok();
+}
+
+void SessionSpill::note_write(const std::string& name, SaveWrites* w) {
+  auto size = store_->size(name);
+  file_bytes_[name] = size ? *size : 0;
+  w->written += int64_t(file_bytes_[name]);
+  ++counts_.blocks_written;
+}
+
+Status SessionSpill::fail_save(SaveWrites* w, const Status& s) {
+  w->pending.reset();  // waits for its frames
+  ++counts_.write_errors;
+  if (options_.guard) options_.guard->add(WriteSource::kSpill, w->written);
+  return s;
+}
+
+// The new manifest is in place: the entry replaces its older self, whose files only it listed
+// go; then the spill evicts down to its budget.
+void SessionSpill::commit_entry(Entry e, const std::vector<std::string>& names) {
   for (const std::string& name : names) {
     ++file_refs_[name];
     e.bytes += int64_t(file_bytes_[name]);
@@ -474,23 +513,23 @@ Status SessionSpill::save(engine::Engine& engine, const SpillConversation& conv,
     for (auto& [id, other] : entries_) other.resident = false;
   const std::string id = e.id;
   auto old = entries_.find(id);
-  if (old != entries_.end()) {
-    Entry prev_entry = std::move(old->second);
-    entries_.erase(old);
+  if (old == entries_.end()) {
     entries_[id] = std::move(e);
-    auto release = [&](const std::string& name) {
-      if (--file_refs_[name] > 0) return;
-      file_refs_.erase(name);
-      file_bytes_.erase(name);
-      (void)store_->remove(name);  // a file left behind is swept at the next open
-    };
-    for (const Block& b : prev_entry.blocks) release(block_name(b.key));
-    for (const Anchor& a : prev_entry.anchors) release(anchor_name(a.key));
-  } else {
-    entries_[id] = std::move(e);
+    evict(id);
+    return;
   }
+  Entry prev_entry = std::move(old->second);
+  entries_.erase(old);
+  entries_[id] = std::move(e);
+  auto release = [&](const std::string& name) {
+    if (--file_refs_[name] > 0) return;
+    file_refs_.erase(name);
+    file_bytes_.erase(name);
+    (void)store_->remove(name);  // a file left behind is swept at the next open
+  };
+  for (const Block& b : prev_entry.blocks) release(block_name(b.key));
+  for (const Anchor& a : prev_entry.anchors) release(anchor_name(a.key));
   evict(id);
-  return Status::ok();
 }
 
 std::optional<std::vector<std::array<uint64_t, 2>>> SessionSpill::known_anchor_sums(

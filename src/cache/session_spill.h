@@ -301,6 +301,25 @@ class SessionSpill : public OfferSource {
   };
   void encode_block(PendingBlock& p);
   core::Status write_block(PendingBlock& p);
+  // One save's writes in flight: the block being compressed, the bytes written, and every file
+  // the entry lists (save()'s steps below share it).
+  struct SaveWrites {
+    int64_t written = 0;
+    std::vector<std::string> names;
+    std::unique_ptr<PendingBlock> pending;
+  };
+  Entry new_entry(const SpillConversation& conv) const;
+  std::map<int64_t, const SectionCopy*> kept_anchors(const SpillConversation& conv) const;
+  core::Status write_files(engine::Engine& engine, const SpillConversation& conv, Entry* e,
+                           SaveWrites* w);
+  core::Status save_block(const Block& blk, const CacheKey& prev, std::span<const int32_t> ids,
+                          RowCopy rows, SaveWrites* w);
+  core::Status save_anchor(const Anchor& anc, const std::vector<CacheKey>& below,
+                           const SectionCopy& sections, int64_t saved_s, SaveWrites* w);
+  core::Status write_pending(SaveWrites* w);
+  void note_write(const std::string& name, SaveWrites* w);
+  core::Status fail_save(SaveWrites* w, const core::Status& s);
+  void commit_entry(Entry e, const std::vector<std::string>& names);
   core::Status read_block(const Block& b, std::span<const int32_t> ids, RowCopy* rows) const;
 
   std::unique_ptr<BlobStore> store_;

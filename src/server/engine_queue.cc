@@ -231,14 +231,7 @@ JobOutcome EngineQueue::run(Item& item) {
     out.status = result.error();
     return out;
   }
-  out.hidden_tokens = job.constraint ? job.constraint->hidden_count() : 0;
-  out.completion_tokens = int64_t(result->tokens.size()) - out.hidden_tokens;
-  out.prefill_ns = result->prefill_ns;
-  out.decode_ns = result->decode_ns;
-  out.end = job_end(result->finish, sink.stopped_by_string());
-  out.verify_blocks = result->verify_blocks;
-  out.drafted_tokens = result->drafted_tokens;
-  out.accepted_tokens = result->accepted_tokens;
+  note_generation(job, *result, sink, &out);
   if (suffix_ != nullptr) {
     item.read_tokens = start->served.tokens;
     item.written_tokens = result->tokens;
@@ -252,6 +245,19 @@ JobOutcome EngineQueue::run(Item& item) {
   }
   if (journal_ != nullptr) journal_->record(job, result->tokens, out);
   return out;
+}
+
+// What the generation did, into the outcome: tokens, times, how it ended, the drafts.
+void EngineQueue::note_generation(const GenerationJob& job, const engine::GenerationResult& result,
+                                  const TokenSink& sink, JobOutcome* out) {
+  out->hidden_tokens = job.constraint ? job.constraint->hidden_count() : 0;
+  out->completion_tokens = int64_t(result.tokens.size()) - out->hidden_tokens;
+  out->prefill_ns = result.prefill_ns;
+  out->decode_ns = result.decode_ns;
+  out->end = job_end(result.finish, sink.stopped_by_string());
+  out->verify_blocks = result.verify_blocks;
+  out->drafted_tokens = result.drafted_tokens;
+  out->accepted_tokens = result.accepted_tokens;
 }
 
 // Where the prompt resumes (docs/cache.md): the caches' pick, or a cold start without them.

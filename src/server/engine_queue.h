@@ -105,6 +105,8 @@ class EngineQueue {
                                                   TokenSink& sink, TokenStream& stream,
                                                   JobOutcome* out);
   static JobEnd job_end(engine::FinishReason finish, bool stopped_by_string);
+  static void note_generation(const GenerationJob& job, const engine::GenerationResult& result,
+                              const TokenSink& sink, JobOutcome* out);
   static void log_outcome(const GenerationJob& job, const JobOutcome& out);
   JobOutcome replay_response(Item& item, const cache::CachedResponse& response, JobOutcome out);
 

@@ -48,7 +48,7 @@ void SectionPool::give(std::vector<core::AlignedBuffer> parts) {
   const size_t n = set_bytes(parts);
   std::lock_guard<std::mutex> lock(mu_);
   // A set not kept is freed with the parameter, after the lock.
-  if (sets_.size() >= kMaxSets || (!sets_.empty() && held_ + n > kMaxBytes)) return;
+  if (sets_.size() >= kMaxSets || n > kMaxBytes || held_ + n > kMaxBytes) return;
   held_ += n;
   sets_.push_back(std::move(parts));
 }

@@ -1,4 +1,4 @@
-// SectionPool: the buffers of state copies that were let go, kept for the next capture.
+// SectionPool: the buffers of state copies that were let go, kept for the next copy of the sizes.
 //
 // A cache takes a copy of the engine's sections at every anchor line, at every prefill's end
 // and after every answer, and lets an older one go about as often. A fresh buffer costs its
@@ -9,8 +9,9 @@
 // (bench/overhead_bench, docs/performance.md "Overheads around the engine"). So a released
 // copy's buffers wait here for the next capture of the same sizes.
 //
-// Bounded: at most kMaxSets sets of buffers, and no more than kMaxBytes unless it is one set
-// (a large model's sections alone may pass it). held_bytes() is reported with the cache's
+// Row copies (RowCopy) of a disk read's blocks go through it too: every block of a restore
+// has the same sizes. Bounded: at most kMaxSets sets of buffers and kMaxBytes in all (a set
+// larger than that, a park's rows, is freed). held_bytes() is reported with the cache's
 // stats. Thread-safe: copies are released on the engine thread and on the disk writers'.
 #pragma once
 

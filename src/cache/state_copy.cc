@@ -9,9 +9,6 @@ namespace anchorage::cache {
 
 namespace {
 
-// Copies are only ever copied whole: small pages (core/aligned_buffer.h says why).
-constexpr core::AlignedBuffer::Pages kCopyPages = core::AlignedBuffer::Pages::kSmall;
-
 bool same_spec(const core::TensorSpec& a, const core::TensorSpec& b) {
   return a.name == b.name && a.dtype == b.dtype && a.shape == b.shape &&
          a.token_axis == b.token_axis;
@@ -94,17 +91,41 @@ bool SectionCopy::same_bytes(const SectionCopy& other) const {
   return true;
 }
 
-RowCopy RowCopy::allocate(const core::StateLayout& layout, int64_t begin, int64_t end) {
+RowCopy::~RowCopy() {
+  SectionPool::instance().give(std::move(parts_));
+}
+
+RowCopy::RowCopy(RowCopy&& o) noexcept
+    : begin_(o.begin_), end_(o.end_), bytes_(o.bytes_), parts_(std::move(o.parts_)) {
+  o.parts_.clear();
+  o.begin_ = o.end_ = o.bytes_ = 0;
+}
+
+// A swap, as SectionCopy's: the buffers this copy held leave with `o`.
+RowCopy& RowCopy::operator=(RowCopy&& o) noexcept {
+  std::swap(begin_, o.begin_);
+  std::swap(end_, o.end_);
+  std::swap(bytes_, o.bytes_);
+  std::swap(parts_, o.parts_);
+  return *this;
+}
+
+RowCopy RowCopy::with_buffers(const core::StateLayout& layout, int64_t begin, int64_t end) {
   ANCHORAGE_CHECK(0 <= begin && begin <= end);
+  std::vector<size_t> sizes;
+  for (const core::TensorSpec& spec : layout.views)
+    sizes.push_back(size_t((end - begin) * spec.bytes_per_token()));
   RowCopy c;
   c.begin_ = begin;
   c.end_ = end;
-  c.parts_.reserve(layout.views.size());
-  for (const core::TensorSpec& spec : layout.views) {
-    const int64_t n = (end - begin) * spec.bytes_per_token();
-    c.parts_.emplace_back(static_cast<size_t>(n), kCopyPages);
-    c.bytes_ += n;
-  }
+  c.parts_ = SectionPool::instance().take(sizes);
+  for (const core::AlignedBuffer& b : c.parts_) c.bytes_ += int64_t(b.size());
+  return c;
+}
+
+RowCopy RowCopy::allocate(const core::StateLayout& layout, int64_t begin, int64_t end) {
+  RowCopy c = with_buffers(layout, begin, end);
+  for (core::AlignedBuffer& b : c.parts_) b.zero();
   return c;
 }
 
@@ -112,18 +133,10 @@ RowCopy RowCopy::capture(engine::Engine& engine, int64_t begin, int64_t end) {
   ANCHORAGE_CHECK(0 <= begin && begin <= end && end <= engine.capacity());
   engine.settle();
   const core::StateLayout& layout = engine.layout();
-  RowCopy c;
-  c.begin_ = begin;
-  c.end_ = end;
-  c.parts_.reserve(layout.views.size());
-  for (size_t i = 0; i < layout.views.size(); ++i) {
-    const core::TensorSpec& spec = layout.views[i];
-    const int64_t n = (end - begin) * spec.bytes_per_token();
-    core::AlignedBuffer buf(static_cast<size_t>(n), kCopyPages, core::AlignedBuffer::Fill::kNone);
-    if (n > 0) core::copy_rows_out(spec, engine.view_data(i), begin, end, buf.data());
-    c.parts_.push_back(std::move(buf));
-    c.bytes_ += n;
-  }
+  RowCopy c = with_buffers(layout, begin, end);
+  for (size_t i = 0; i < layout.views.size(); ++i)
+    if (c.parts_[i].size() > 0)
+      core::copy_rows_out(layout.views[i], engine.view_data(i), begin, end, c.parts_[i].data());
   return c;
 }
 

@@ -56,6 +56,11 @@ class SectionCopy {
 class RowCopy {
  public:
   RowCopy() = default;
+  // The buffers go back to the SectionPool too: a disk read lands every block in a copy of the
+  // same sizes and lets it go once written back (section_pool.h).
+  ~RowCopy();
+  RowCopy(RowCopy&& o) noexcept;
+  RowCopy& operator=(RowCopy&& o) noexcept;
   // Rows [begin, end) of every view; requires 0 <= begin <= end <= engine.capacity().
   static RowCopy capture(engine::Engine& engine, int64_t begin, int64_t end);
   // Zeroed packed buffers for rows [begin, end) of every view of `layout` (filled through
@@ -79,6 +84,9 @@ class RowCopy {
   size_t part_bytes(size_t i) const { return parts_[i].size(); }
 
  private:
+  // Buffers for rows [begin, end) of every view from the pool, their contents undefined.
+  static RowCopy with_buffers(const core::StateLayout& layout, int64_t begin, int64_t end);
+
   int64_t begin_ = 0;
   int64_t end_ = 0;
   int64_t bytes_ = 0;

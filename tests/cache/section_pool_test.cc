@@ -78,6 +78,28 @@ TEST_F(SectionPoolTest, KeepsAtMostItsBoundOfSets) {
             cache::SectionPool::kMaxSets * size_t(engine_->cost().section_bytes));
 }
 
+TEST_F(SectionPoolTest, ARowCopysBuffersServeTheNextRowCaptureOfTheSameSizes) {
+  prefill_to(200);
+  const void* first_buffer = nullptr;
+  {
+    cache::RowCopy a = cache::RowCopy::capture(*engine_, 0, 64);
+    first_buffer = a.part(0);
+  }
+  cache::RowCopy b = cache::RowCopy::capture(*engine_, 64, 128);
+  EXPECT_EQ(b.part(0), first_buffer);
+  // Its bytes are rows [64, 128) of the engine, not the old copy's [0, 64).
+  cache::RowCopy fresh = cache::RowCopy::allocate(engine_->layout(), 64, 128);
+  ASSERT_TRUE(fresh.write_back(*engine_).is_ok());  // zeros over the rows in place...
+  ASSERT_TRUE(b.write_back(*engine_).is_ok());      // ...and the copy puts them back
+  cache::RowCopy again = cache::RowCopy::capture(*engine_, 64, 128);
+  for (size_t i = 0; i < b.parts(); ++i)
+    EXPECT_EQ(std::memcmp(b.part(i), again.part(i), b.part_bytes(i)), 0) << "view " << i;
+  prefill_to(200);  // the engine's own rows, computed again
+  cache::RowCopy truth = cache::RowCopy::capture(*engine_, 64, 128);
+  for (size_t i = 0; i < b.parts(); ++i)
+    EXPECT_EQ(std::memcmp(b.part(i), truth.part(i), b.part_bytes(i)), 0) << "view " << i;
+}
+
 TEST_F(SectionPoolTest, AllocateHandsOutZeroedBuffersEvenWhenRecycled) {
   prefill_to(200);
   { cache::SectionCopy dirty = cache::SectionCopy::capture(*engine_); }

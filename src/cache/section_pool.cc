@@ -44,11 +44,17 @@ std::vector<core::AlignedBuffer> SectionPool::take(std::span<const size_t> sizes
 }
 
 void SectionPool::give(std::vector<core::AlignedBuffer> parts) {
-  if (parts.empty()) return;
   const size_t n = set_bytes(parts);
+  if (n == 0 || n > kMaxBytes) return;                    // nothing to reuse, or too large to hold
+  std::vector<std::vector<core::AlignedBuffer>> dropped;  // freed after the lock
   std::lock_guard<std::mutex> lock(mu_);
-  // A set not kept is freed with the parameter, after the lock.
-  if (sets_.size() >= kMaxSets || n > kMaxBytes || held_ + n > kMaxBytes) return;
+  // The newest set is the likeliest to be asked for again (the next anchor, the next block of
+  // the same read): the oldest make room, so a few odd sizes never keep the pool from working.
+  while (!sets_.empty() && (sets_.size() >= kMaxSets || held_ + n > kMaxBytes)) {
+    held_ -= set_bytes(sets_.front());
+    dropped.push_back(std::move(sets_.front()));
+    sets_.erase(sets_.begin());
+  }
   held_ += n;
   sets_.push_back(std::move(parts));
 }

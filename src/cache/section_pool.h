@@ -10,9 +10,10 @@
 // copy's buffers wait here for the next capture of the same sizes.
 //
 // Row copies (RowCopy) of a disk read's blocks go through it too: every block of a restore
-// has the same sizes. Bounded: at most kMaxSets sets of buffers and kMaxBytes in all (a set
-// larger than that, a park's rows, is freed). held_bytes() is reported with the cache's
-// stats. Thread-safe: copies are released on the engine thread and on the disk writers'.
+// has the same sizes. Bounded: at most kMaxSets sets of buffers and kMaxBytes in all; a new
+// set pushes the oldest out, and a set larger than kMaxBytes (a park's rows) is freed. held_bytes()
+// is reported with the cache's stats. Thread-safe: copies are released on the engine thread and on
+// the disk writers'.
 #pragma once
 
 #include <cstddef>
@@ -35,7 +36,7 @@ class SectionPool {
   // Buffers of exactly `sizes` (one per section, in order), small pages: a recycled set, or
   // new buffers; their contents are undefined either way.
   std::vector<core::AlignedBuffer> take(std::span<const size_t> sizes);
-  // Keeps `parts` for a later take() while under the bounds; frees them otherwise.
+  // Keeps `parts` for a later take(), the oldest sets freed to stay under the bounds.
   void give(std::vector<core::AlignedBuffer> parts);
   size_t held_bytes() const;
   // Frees every held set (tests).

@@ -85,8 +85,10 @@ TEST_F(SectionPoolTest, ARowCopysBuffersServeTheNextRowCaptureOfTheSameSizes) {
     cache::RowCopy a = cache::RowCopy::capture(*engine_, 0, 64);
     first_buffer = a.part(0);
   }
+  EXPECT_GT(cache::SectionPool::instance().held_bytes(), 0u);
   cache::RowCopy b = cache::RowCopy::capture(*engine_, 64, 128);
   EXPECT_EQ(b.part(0), first_buffer);
+  EXPECT_EQ(cache::SectionPool::instance().held_bytes(), 0u);  // taken, not allocated
   // Its bytes are rows [64, 128) of the engine, not the old copy's [0, 64).
   cache::RowCopy fresh = cache::RowCopy::allocate(engine_->layout(), 64, 128);
   ASSERT_TRUE(fresh.write_back(*engine_).is_ok());  // zeros over the rows in place...
@@ -98,6 +100,34 @@ TEST_F(SectionPoolTest, ARowCopysBuffersServeTheNextRowCaptureOfTheSameSizes) {
   cache::RowCopy truth = cache::RowCopy::capture(*engine_, 64, 128);
   for (size_t i = 0; i < b.parts(); ++i)
     EXPECT_EQ(std::memcmp(b.part(i), truth.part(i), b.part_bytes(i)), 0) << "view " << i;
+}
+
+TEST_F(SectionPoolTest, OddSizesPushedInLaterDoNotKeepSectionsFromBeingRecycled) {
+  prefill_to(200);
+  {
+    std::vector<cache::RowCopy> odd;  // row copies of four other sizes fill every slot
+    for (int64_t rows = 1; rows <= int64_t(cache::SectionPool::kMaxSets); ++rows)
+      odd.push_back(cache::RowCopy::capture(*engine_, 0, rows));
+  }
+  // Held bytes tell a recycled set from a fresh allocation (malloc may hand back the same
+  // address either way).
+  cache::SectionPool& pool = cache::SectionPool::instance();
+  const size_t section = size_t(engine_->cost().section_bytes);
+  { cache::SectionCopy released = cache::SectionCopy::capture(*engine_); }
+  const size_t after_release = pool.held_bytes();
+  cache::SectionCopy again = cache::SectionCopy::capture(*engine_);
+  EXPECT_EQ(pool.held_bytes() + section, after_release);  // the newest set was kept and taken
+  EXPECT_TRUE(equals_engine(again));
+  // An empty copy has nothing to reuse: it takes no slot.
+  const size_t held = pool.held_bytes();
+  for (size_t i = 0; i < cache::SectionPool::kMaxSets; ++i) {
+    cache::RowCopy empty = cache::RowCopy::capture(*engine_, 5, 5);
+  }
+  EXPECT_EQ(pool.held_bytes(), held);
+  { cache::SectionCopy gone = std::move(again); }
+  const size_t before_third = pool.held_bytes();
+  cache::SectionCopy third = cache::SectionCopy::capture(*engine_);
+  EXPECT_EQ(pool.held_bytes() + section, before_third);
 }
 
 TEST_F(SectionPoolTest, AllocateHandsOutZeroedBuffersEvenWhenRecycled) {

@@ -2,12 +2,11 @@
 //
 // A cache takes a copy of the engine's sections at every anchor line, at every prefill's end
 // and after every answer, and lets an older one go about as often. A fresh buffer costs its
-// first touch: a page fault per page, and under transparent huge pages on `madvise` (the
-// buffers of 2 MiB and more are advised, core/aligned_buffer.h) a synchronous compaction when
-// memory is fragmented — measured on this machine under load, 43 ms to allocate and zero the
-// 5 MB of `small`'s sections, where copying into a buffer already touched takes 0.3 ms
-// (bench/overhead_bench, docs/performance.md "Overheads around the engine"). So a released
-// copy's buffers wait here for the next capture of the same sizes.
+// first touch: the kernel faults in and clears every page (small pages for copies, and why:
+// core/aligned_buffer.h), several ms for the 5 MB of `small`'s sections on a loaded machine,
+// where copying into a buffer already touched takes 0.3 ms. So a released copy's buffers wait
+// here for the next copy of the same sizes (docs/cache.md "Memory budget"; the effect on a
+// request: docs/performance.md "Overheads around the engine").
 //
 // Row copies (RowCopy) of a disk read's blocks go through it too: every block of a restore
 // has the same sizes. Bounded: at most kMaxSets sets of buffers and kMaxBytes in all; a new

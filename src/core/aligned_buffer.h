@@ -5,8 +5,9 @@
 //
 // A cache's copies of the state (cache/state_copy.h) ask for small pages and no zeroing: they
 // are only ever copied whole, and the first touch of an advised buffer may wait for the kernel
-// to compact memory into huge pages (with THP `defrag` on `madvise`, Debian's default) — 43 ms
-// for 5 MB measured on a loaded machine, against 4–7 ms with small pages.
+// to compact memory into huge pages (with THP `defrag` on `madvise`, Debian's default): tens of
+// ms for 5 MB on a loaded, fragmented machine, against a few ms with small pages (the effect on
+// a request: docs/performance.md "Overheads around the engine").
 #pragma once
 
 #include <cstddef>

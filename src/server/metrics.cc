@@ -23,6 +23,18 @@ void header(std::string* out, const char* name, const char* type, const char* he
   append(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+// One unlabelled counter: its header and its value.
+void counter(std::string* out, const char* name, const char* help, uint64_t value) {
+  header(out, name, "counter", help);
+  append(out, "%s %llu\n", name, (unsigned long long)value);
+}
+
+// One counter of seconds, kept in nanoseconds.
+void seconds(std::string* out, const char* name, const char* help, int64_t ns) {
+  header(out, name, "counter", help);
+  append(out, "%s %.6f\n", name, double(ns) * 1e-9);
+}
+
 }  // namespace
 
 void Metrics::count_request(std::string_view route, int status) {
@@ -81,39 +93,49 @@ DraftCounts Metrics::drafts() const {
 std::string Metrics::render(const QueueGauges& queue) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::string out;
-  header(&out, "anchorage_requests_total", "counter",
+  render_requests(&out);
+  render_tokens(&out);
+  render_drafts(&out);
+  render_times(&out);
+  render_queue(queue, &out);
+  return out;
+}
+
+// What was asked and how it ended: HTTP routes, 429s, generations, where prompts resumed.
+void Metrics::render_requests(std::string* out) const {
+  header(out, "anchorage_requests_total", "counter",
          "HTTP requests answered, by route and status.");
   for (const auto& [key, n] : requests_) {
-    append(&out, "anchorage_requests_total{route=\"%s\",status=\"%d\"} %llu\n", key.first.c_str(),
+    append(out, "anchorage_requests_total{route=\"%s\",status=\"%d\"} %llu\n", key.first.c_str(),
            key.second, (unsigned long long)n);
   }
-  header(&out, "anchorage_queue_full_total", "counter", "Requests refused with 429: queue full.");
-  append(&out, "anchorage_queue_full_total %llu\n", (unsigned long long)queue_full_);
-  header(&out, "anchorage_generations_total", "counter", "Generations ended, by how they ended.");
+  counter(out, "anchorage_queue_full_total", "Requests refused with 429: queue full.", queue_full_);
+  header(out, "anchorage_generations_total", "counter", "Generations ended, by how they ended.");
   for (size_t i = 0; i < jobs_by_end_.size(); ++i) {
-    append(&out, "anchorage_generations_total{end=\"%s\"} %llu\n", job_end_name(JobEnd(i)),
+    append(out, "anchorage_generations_total{end=\"%s\"} %llu\n", job_end_name(JobEnd(i)),
            (unsigned long long)jobs_by_end_[i]);
   }
-  header(&out, "anchorage_prompt_tokens_total", "counter", "Prompt tokens of every request.");
-  append(&out, "anchorage_prompt_tokens_total %llu\n", (unsigned long long)prompt_tokens_);
-  header(&out, "anchorage_cache_resumes_total", "counter",
+  header(out, "anchorage_cache_resumes_total", "counter",
          "Requests by where their prompt resumed (cold: no cache).");
   for (cache::ResumeSource source : cache::kAllResumeSources) {
     const std::string_view name = cache::name(source);
-    append(&out, "anchorage_cache_resumes_total{source=\"%.*s\"} %llu\n", int(name.size()),
+    append(out, "anchorage_cache_resumes_total{source=\"%.*s\"} %llu\n", int(name.size()),
            name.data(), (unsigned long long)resumes_by_source_[size_t(source)]);
   }
-  header(&out, "anchorage_cached_tokens_total", "counter", "Prompt tokens served by a cache.");
-  append(&out, "anchorage_cached_tokens_total %llu\n", (unsigned long long)cached_tokens_);
-  header(&out, "anchorage_completion_tokens_total", "counter", "Tokens generated.");
-  append(&out, "anchorage_completion_tokens_total %llu\n", (unsigned long long)completion_tokens_);
-  header(&out, "anchorage_prefill_tokens_total", "counter", "Prompt tokens read by a prefill.");
-  append(&out, "anchorage_prefill_tokens_total %llu\n", (unsigned long long)prefill_tokens_);
-  header(&out, "anchorage_prefill_seconds_total", "counter", "Time spent in prefills.");
-  append(&out, "anchorage_prefill_seconds_total %.6f\n", double(prefill_ns_) * 1e-9);
-  header(&out, "anchorage_decode_steps_total", "counter", "Decode steps (tokens after the first).");
-  append(&out, "anchorage_decode_steps_total %llu\n", (unsigned long long)decode_steps_);
-  // Drafts by where they came from: the request's own context or the suffix store.
+}
+
+void Metrics::render_tokens(std::string* out) const {
+  counter(out, "anchorage_prompt_tokens_total", "Prompt tokens of every request.", prompt_tokens_);
+  counter(out, "anchorage_cached_tokens_total", "Prompt tokens served by a cache.", cached_tokens_);
+  counter(out, "anchorage_completion_tokens_total", "Tokens generated.", completion_tokens_);
+  counter(out, "anchorage_prefill_tokens_total", "Prompt tokens read by a prefill.",
+          prefill_tokens_);
+  counter(out, "anchorage_decode_steps_total", "Decode steps (tokens after the first).",
+          decode_steps_);
+}
+
+// Drafts by where they came from: the request's own context or the suffix store.
+void Metrics::render_drafts(std::string* out) const {
   const struct {
     const char* name;
     const char* help;
@@ -129,44 +151,50 @@ std::string Metrics::render(const QueueGauges& queue) const {
        drafts_.store_accepted_tokens},
   };
   for (const auto& d : drafts) {
-    header(&out, d.name, "counter", d.help);
-    append(&out, "%s{source=\"context\"} %llu\n", d.name, (unsigned long long)(d.all - d.store));
-    append(&out, "%s{source=\"suffix_store\"} %llu\n", d.name, (unsigned long long)d.store);
+    header(out, d.name, "counter", d.help);
+    append(out, "%s{source=\"context\"} %llu\n", d.name, (unsigned long long)(d.all - d.store));
+    append(out, "%s{source=\"suffix_store\"} %llu\n", d.name, (unsigned long long)d.store);
   }
-  header(&out, "anchorage_decode_seconds_total", "counter", "Time spent in decode loops.");
-  append(&out, "anchorage_decode_seconds_total %.6f\n", double(decode_ns_) * 1e-9);
-  header(&out, "anchorage_cache_seconds_total", "counter",
+}
+
+// Where the time went: prefill, decode, the caches' phases, and time to first token.
+void Metrics::render_times(std::string* out) const {
+  seconds(out, "anchorage_prefill_seconds_total", "Time spent in prefills.", prefill_ns_);
+  seconds(out, "anchorage_decode_seconds_total", "Time spent in decode loops.", decode_ns_);
+  header(out, "anchorage_cache_seconds_total", "counter",
          "Caches' time on the request path: begin (restore), anchor (in prefill), end.");
-  append(&out, "anchorage_cache_seconds_total{phase=\"begin\"} %.6f\n",
+  append(out, "anchorage_cache_seconds_total{phase=\"begin\"} %.6f\n",
          double(cache_begin_ns_) * 1e-9);
-  append(&out, "anchorage_cache_seconds_total{phase=\"anchor\"} %.6f\n",
+  append(out, "anchorage_cache_seconds_total{phase=\"anchor\"} %.6f\n",
          double(cache_anchor_ns_) * 1e-9);
-  append(&out, "anchorage_cache_seconds_total{phase=\"end\"} %.6f\n", double(cache_end_ns_) * 1e-9);
-  header(&out, "anchorage_prefill_tokens_per_second", "gauge", "Prefill rate of the last request.");
-  append(&out, "anchorage_prefill_tokens_per_second %.3f\n", last_prefill_tps_);
-  header(&out, "anchorage_decode_tokens_per_second", "gauge", "Decode rate of the last request.");
-  append(&out, "anchorage_decode_tokens_per_second %.3f\n", last_decode_tps_);
-  header(&out, "anchorage_time_to_first_token_seconds", "histogram",
+  append(out, "anchorage_cache_seconds_total{phase=\"end\"} %.6f\n", double(cache_end_ns_) * 1e-9);
+  header(out, "anchorage_prefill_tokens_per_second", "gauge", "Prefill rate of the last request.");
+  append(out, "anchorage_prefill_tokens_per_second %.3f\n", last_prefill_tps_);
+  header(out, "anchorage_decode_tokens_per_second", "gauge", "Decode rate of the last request.");
+  append(out, "anchorage_decode_tokens_per_second %.3f\n", last_decode_tps_);
+  header(out, "anchorage_time_to_first_token_seconds", "histogram",
          "From submission to the first sampled token (queue wait and prefill included).");
   for (size_t i = 0; i < kTtftBuckets.size(); ++i) {
-    append(&out, "anchorage_time_to_first_token_seconds_bucket{le=\"%g\"} %llu\n", kTtftBuckets[i],
+    append(out, "anchorage_time_to_first_token_seconds_bucket{le=\"%g\"} %llu\n", kTtftBuckets[i],
            (unsigned long long)ttft_buckets_[i]);
   }
-  append(&out, "anchorage_time_to_first_token_seconds_bucket{le=\"+Inf\"} %llu\n",
+  append(out, "anchorage_time_to_first_token_seconds_bucket{le=\"+Inf\"} %llu\n",
          (unsigned long long)ttft_count_);
-  append(&out, "anchorage_time_to_first_token_seconds_sum %.6f\n", ttft_sum_s_);
-  append(&out, "anchorage_time_to_first_token_seconds_count %llu\n",
+  append(out, "anchorage_time_to_first_token_seconds_sum %.6f\n", ttft_sum_s_);
+  append(out, "anchorage_time_to_first_token_seconds_count %llu\n",
          (unsigned long long)ttft_count_);
-  header(&out, "anchorage_queue_depth", "gauge", "Requests waiting for the engine.");
-  append(&out, "anchorage_queue_depth %zu\n", queue.depth);
-  header(&out, "anchorage_queue_capacity", "gauge", "Requests that may wait before a 429.");
-  append(&out, "anchorage_queue_capacity %zu\n", queue.capacity);
-  header(&out, "anchorage_engine_busy", "gauge", "1 while a request runs on the engine.");
-  append(&out, "anchorage_engine_busy %d\n", queue.running ? 1 : 0);
-  header(&out, "anchorage_ignored_errors_total", "counter",
+}
+
+void Metrics::render_queue(const QueueGauges& queue, std::string* out) const {
+  header(out, "anchorage_queue_depth", "gauge", "Requests waiting for the engine.");
+  append(out, "anchorage_queue_depth %zu\n", queue.depth);
+  header(out, "anchorage_queue_capacity", "gauge", "Requests that may wait before a 429.");
+  append(out, "anchorage_queue_capacity %zu\n", queue.capacity);
+  header(out, "anchorage_engine_busy", "gauge", "1 while a request runs on the engine.");
+  append(out, "anchorage_engine_busy %d\n", queue.running ? 1 : 0);
+  header(out, "anchorage_ignored_errors_total", "counter",
          "Failed steps the server went on without (a cache put or restore; logged).");
-  append(&out, "anchorage_ignored_errors_total %lld\n", (long long)core::ignored_status_count());
-  return out;
+  append(out, "anchorage_ignored_errors_total %lld\n", (long long)core::ignored_status_count());
 }
 
 }  // namespace anchorage::server

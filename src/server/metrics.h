@@ -56,6 +56,13 @@ class Metrics {
   DraftCounts drafts() const;
 
  private:
+  // render()'s parts, each under mu_.
+  void render_requests(std::string* out) const;
+  void render_tokens(std::string* out) const;
+  void render_drafts(std::string* out) const;
+  void render_times(std::string* out) const;
+  void render_queue(const QueueGauges& queue, std::string* out) const;
+
   mutable std::mutex mu_;
   std::map<std::pair<std::string, int>, uint64_t> requests_;
   uint64_t queue_full_ = 0;

@@ -98,12 +98,9 @@ std::span<const int32_t> OutputConstraint::current() {
     case State::kThinking:
       if (spec_.reasoning_budget >= 0 && reasoning_tokens_ >= spec_.reasoning_budget) {
         // Over budget: the close phrase (hidden), then </think>.
-        forced_ = vocab_.close_phrase;
-        forced_.push_back(vocab_.think_close);
-        forced_next_ = 0;
-        forced_hidden_ = true;
-        after_forced_ = State::kAnswerStart;
-        state_ = State::kForced;
+        std::vector<int32_t> phrase = vocab_.close_phrase;
+        phrase.push_back(vocab_.think_close);
+        force(std::move(phrase), /*hidden=*/true, State::kAnswerStart);
         return current();
       }
       return {};
@@ -114,6 +111,14 @@ std::span<const int32_t> OutputConstraint::current() {
       return {};
   }
   return {};
+}
+
+void OutputConstraint::force(std::vector<int32_t> tokens, bool hidden, State after) {
+  forced_ = std::move(tokens);
+  forced_next_ = 0;
+  forced_hidden_ = hidden;
+  after_forced_ = after;
+  state_ = State::kForced;
 }
 
 void OutputConstraint::advance(int32_t token) {
@@ -147,11 +152,7 @@ void OutputConstraint::advance(int32_t token) {
       }
       if (token == vocab_.tool_call_open) {
         if (!name_head_.empty()) {
-          forced_ = name_head_;
-          forced_next_ = 0;
-          forced_hidden_ = false;
-          after_forced_ = State::kFree;
-          state_ = State::kForced;
+          force(name_head_, /*hidden=*/false, State::kFree);
         } else {
           state_ = State::kFree;
         }

@@ -74,6 +74,8 @@ class OutputConstraint {
   enum class State { kStart, kThinking, kAnswerStart, kForced, kFree };
   OutputConstraint(const ConstraintVocab& vocab, const ConstraintSpec& spec);
   void advance(int32_t token);
+  // Force `tokens` one by one (hidden from the answer or not), then go to `after`.
+  void force(std::vector<int32_t> tokens, bool hidden, State after);
   std::span<const int32_t> current();
 
   const ConstraintVocab& vocab_;

@@ -297,25 +297,10 @@ bool to_bytes(double size, int64_t unit, int64_t* out) {
   return true;
 }
 
-// The cache flags into CacheOptions; returns the usage error.
-std::string check_cache_args(const ServeArgs& a, server::CacheOptions* c) {
+// The cache tiers' sizes in bytes; returns the usage error.
+std::string check_cache_sizes(const ServeArgs& a, server::CacheOptions* c) {
   constexpr int64_t kGiB = int64_t(1) << 30;
-  c->enabled = !a.no_cache;
-  const auto policy = server::parse_resume_policy(a.resume_policy);
-  if (!policy) return "--resume-policy must be exact or rows";
-  c->resume_policy = *policy;
-  c->end_align = a.end_align;
-  c->store = !a.no_store;
-  c->response_cache = a.response_cache;
   cache::ResidentOptions& r = c->resident;
-  r.end_anchor = a.end_anchor;
-  r.branch_anchors = a.branch_anchors;
-  if (a.anchor_spacing < 1) return "--anchor-spacing must be >= 1";
-  r.anchor_spacing = a.anchor_spacing;
-  if (a.resident_guest_max < 0) return "--resident-guest-max must be >= 0";
-  r.guest_max_tokens = a.resident_guest_max;
-  if (a.prefix_chunk < 1) return "--prefix-chunk must be >= 1";
-  c->store_options.prefix_chunk = a.prefix_chunk;
   const struct {
     const char* flag;
     double value;
@@ -338,6 +323,11 @@ std::string check_cache_args(const ServeArgs& a, server::CacheOptions* c) {
   };
   for (const auto& s : sizes)
     if (!to_bytes(s.value, s.unit, s.out)) return std::string(s.flag) + " must be >= 0";
+  return {};
+}
+
+// The disk tier's admission, the session spill and the cache directory; returns the usage error.
+std::string check_disk_args(const ServeArgs& a, server::CacheOptions* c) {
   if (a.disk_admit_after < 1) return "--disk-admit-after must be >= 1";
   if (a.disk_head_anchors < 0) return "--disk-head-anchors must be >= 0";
   if (a.disk_min_tokens < 1) return "--disk-min-tokens must be >= 1";
@@ -359,32 +349,55 @@ std::string check_cache_args(const ServeArgs& a, server::CacheOptions* c) {
     if (c->disk_root.empty())
       return "--disk-cache: neither XDG_CACHE_HOME nor HOME is set; name a directory or off";
   }
-  // The memory budget: what the machine has unless a flag names a limit (0 = derived).
-  c->budget = cache::BudgetOptions::for_memory(core::machine_memory_bytes());
+  return {};
+}
+
+// The memory budget: what the machine has unless a flag names a limit (0 = derived).
+std::string check_memory_args(const ServeArgs& a, cache::BudgetOptions* b) {
+  constexpr int64_t kGiB = int64_t(1) << 30;
+  *b = cache::BudgetOptions::for_memory(core::machine_memory_bytes());
   const struct {
     const char* flag;
     double value;
     int64_t* out;
-  } limits[] = {{"--mem-ceiling-gib", a.mem_ceiling_gib, &c->budget.ceiling_bytes},
-                {"--mem-peak-gib", a.mem_peak_gib, &c->budget.peak_bytes},
-                {"--reserve-slack-gib", a.reserve_slack_gib, &c->budget.slack_bytes}};
+  } limits[] = {{"--mem-ceiling-gib", a.mem_ceiling_gib, &b->ceiling_bytes},
+                {"--mem-peak-gib", a.mem_peak_gib, &b->peak_bytes},
+                {"--reserve-slack-gib", a.reserve_slack_gib, &b->slack_bytes}};
   for (const auto& l : limits) {
     int64_t bytes = 0;
     if (!to_bytes(l.value, kGiB, &bytes)) return std::string(l.flag) + " must be >= 0";
     if (bytes > 0) *l.out = bytes;
   }
-  if (c->budget.peak_bytes < c->budget.ceiling_bytes)
-    return "--mem-peak-gib must be >= --mem-ceiling-gib";
+  if (b->peak_bytes < b->ceiling_bytes) return "--mem-peak-gib must be >= --mem-ceiling-gib";
   return {};
 }
 
-// Checks the flags and fills the model spec and server options; returns the usage error.
-std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::ServerOptions* o) {
-  if (std::string e = check_model_args(a.model, &spec->weight_dtype, &spec->kv_dtype); !e.empty())
-    return e;
+// The cache flags into CacheOptions; returns the usage error.
+std::string check_cache_args(const ServeArgs& a, server::CacheOptions* c) {
+  c->enabled = !a.no_cache;
+  const auto policy = server::parse_resume_policy(a.resume_policy);
+  if (!policy) return "--resume-policy must be exact or rows";
+  c->resume_policy = *policy;
+  c->end_align = a.end_align;
+  c->store = !a.no_store;
+  c->response_cache = a.response_cache;
+  cache::ResidentOptions& r = c->resident;
+  r.end_anchor = a.end_anchor;
+  r.branch_anchors = a.branch_anchors;
+  if (a.anchor_spacing < 1) return "--anchor-spacing must be >= 1";
+  r.anchor_spacing = a.anchor_spacing;
+  if (a.resident_guest_max < 0) return "--resident-guest-max must be >= 0";
+  r.guest_max_tokens = a.resident_guest_max;
+  if (a.prefix_chunk < 1) return "--prefix-chunk must be >= 1";
+  c->store_options.prefix_chunk = a.prefix_chunk;
+  if (std::string e = check_cache_sizes(a, c); !e.empty()) return e;
+  if (std::string e = check_disk_args(a, c); !e.empty()) return e;
+  return check_memory_args(a, &c->budget);
+}
+
+// The HTTP surface: address, limits, timeouts, keys; returns the usage error.
+std::string check_http_args(const ServeArgs& a, server::ServerOptions* o) {
   if (a.port < 0 || a.port > 65535) return "--port must be in [0, 65535]";
-  if (a.ctx < 1) return "--ctx must be >= 1";
-  if (a.threads < 0 || a.threads > 1024) return "--threads must be in [0, 1024]";
   if (a.queue < 1 || a.queue > 4096) return "--queue must be in [1, 4096]";
   if (a.max_body_bytes < 1) return "--max-body-bytes must be >= 1";
   if (a.max_tokens < 0) return "--max-tokens must be >= 0";
@@ -394,20 +407,11 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
     return "--header-timeout-s must be in [1, 3600]";
   if (a.idle_timeout_s < 1 || a.idle_timeout_s > 86400)
     return "--idle-timeout-s must be in [1, 86400]";
-  if (a.reasoning_budget < -1) return "--reasoning-budget must be >= -1";
   if (a.n_predict < -1) return "--n-predict must be >= -1";
-  // One engine decodes one request at a time; more slots are not built yet.
   if (!a.cache_scope.empty() && a.cache_scope != "tenant" && a.cache_scope != "global")
     return "--cache-scope must be tenant or global";
-  if (a.parallel != 1)
-    return "--parallel: only 1 is supported (parallel decoding is not built yet)";
-  fill_model_spec(a.model, spec);
-  spec->capacity = a.ctx;
-  spec->threads = int(a.threads);
-  spec->tokenizer_json = a.tokenizer_dir + "/tokenizer.json";
   o->host = a.host;
   o->port = int(a.port);
-  o->model_name = a.model_name.empty() ? "anchorage-" + model_label(a.model) : a.model_name;
   o->queue_capacity = size_t(a.queue);
   o->max_body_bytes = size_t(a.max_body_bytes);
   o->default_max_tokens = a.max_tokens;
@@ -416,14 +420,17 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
     if (k.empty()) return "--api-key must not be empty";
     o->api_keys.push_back(server::ApiKey{k, {}});
   }
-  o->model_path = a.model.model;
-  if (!a.model.chat_template.empty()) o->chat_template = a.model.chat_template;
   o->http_threads = int(a.http_threads);
   o->drain_s = int(a.drain_s);
   o->header_timeout_s = int(a.header_timeout_s);
   o->idle_timeout_s = int(a.idle_timeout_s);
-  spec->anchor_spacing =
-      std::gcd(std::max<int64_t>(a.anchor_spacing, 1), std::max<int64_t>(a.prefix_chunk, 1));
+  o->admin_token = a.admin_token;
+  return {};
+}
+
+// How requests are generated: reasoning budget, compaction, drafting, the suffix store.
+std::string check_generation_args(const ServeArgs& a, server::ServerOptions* o) {
+  if (a.reasoning_budget < -1) return "--reasoning-budget must be >= -1";
   o->reasoning_budget = a.reasoning_budget;
   const auto compaction = server::parse_compaction_mode(a.compaction);
   if (!compaction) return "--compaction must be client or continuation";
@@ -453,7 +460,29 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
   }
   o->suffix.read_only = a.suffix_store_readonly;
   o->suffix_store = !a.no_suffix_store;
-  o->admin_token = a.admin_token;
+  return {};
+}
+
+// Checks the flags and fills the model spec and server options; returns the usage error.
+std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::ServerOptions* o) {
+  if (std::string e = check_model_args(a.model, &spec->weight_dtype, &spec->kv_dtype); !e.empty())
+    return e;
+  if (a.ctx < 1) return "--ctx must be >= 1";
+  if (a.threads < 0 || a.threads > 1024) return "--threads must be in [0, 1024]";
+  // One engine decodes one request at a time; more slots are not built yet.
+  if (a.parallel != 1)
+    return "--parallel: only 1 is supported (parallel decoding is not built yet)";
+  fill_model_spec(a.model, spec);
+  spec->capacity = a.ctx;
+  spec->threads = int(a.threads);
+  spec->tokenizer_json = a.tokenizer_dir + "/tokenizer.json";
+  spec->anchor_spacing =
+      std::gcd(std::max<int64_t>(a.anchor_spacing, 1), std::max<int64_t>(a.prefix_chunk, 1));
+  if (std::string e = check_http_args(a, o); !e.empty()) return e;
+  if (std::string e = check_generation_args(a, o); !e.empty()) return e;
+  o->model_name = a.model_name.empty() ? "anchorage-" + model_label(a.model) : a.model_name;
+  o->model_path = a.model.model;
+  if (!a.model.chat_template.empty()) o->chat_template = a.model.chat_template;
   o->journal.path = a.journal;
   if (!(a.journal_mb > 0.0) || a.journal_mb > 1e6) return "--journal-mb must be in (0, 1e6]";
   o->journal.max_bytes = int64_t(a.journal_mb * double(1 << 20));
@@ -463,6 +492,44 @@ std::string check_args(const ServeArgs& a, server::ModelSpec* spec, server::Serv
     return "--log-level must be debug, info, warn or error";
   }
   return check_cache_args(a, &o->cache);
+}
+
+// The keys of --api-key-file join --api-key's, and the cache scope follows from them; false
+// (after a message) when the file cannot be read.
+bool add_key_file(const ServeArgs& a, server::ServerOptions* options) {
+  if (!a.api_key_file.empty()) {
+    auto keys = server::read_api_key_file(a.api_key_file);
+    if (!keys) {
+      std::fprintf(stderr, "anchorage serve: --api-key-file: %s\n", keys.error().message().c_str());
+      return false;
+    }
+    options->api_keys.insert(options->api_keys.end(), keys->begin(), keys->end());
+  }
+  options->cache.tenant_scope =
+      a.cache_scope.empty() ? !options->api_keys.empty() : a.cache_scope == "tenant";
+  if (!options->api_keys.empty() || !options->admin_token.empty())
+    core::log(core::LogLevel::kInfo, "start: %zu API key(s)%s; cache scope %s",
+              options->api_keys.size(), options->admin_token.empty() ? "" : " and an admin token",
+              options->cache.tenant_scope ? "tenant" : "global");
+  if (options->api_keys.size() > 1 && options->cache.enabled && !options->cache.tenant_scope)
+    core::log(core::LogLevel::kWarn,
+              "--cache-scope global with several keys: every key holder can learn how much of a "
+              "guessed prompt another one sent (docs/http-api.md \"Keys and tenants\")");
+  return true;
+}
+
+void log_caches(const server::CacheOptions& cache) {
+  if (!cache.enabled) {
+    core::log(core::LogLevel::kInfo, "caches off (--no-cache)");
+    return;
+  }
+  const cache::BudgetOptions& b = cache.budget;
+  core::log(core::LogLevel::kInfo,
+            "caches on: memory ceiling %.2f GiB, peak %.2f GiB, slack %.2f GiB; anchors every "
+            "%lld tokens, end anchor %s",
+            double(b.ceiling_bytes) / double(1 << 30), double(b.peak_bytes) / double(1 << 30),
+            double(b.slack_bytes) / double(1 << 30), (long long)cache.resident.anchor_spacing,
+            cache.resident.end_anchor ? "on" : "off");
 }
 
 // Waits for SIGTERM/SIGINT and shuts the server down; SIGUSR1 (from main) ends the wait
@@ -504,24 +571,7 @@ int serve_command(const std::vector<std::string_view>& args) {
   server::ModelSpec spec;
   server::ServerOptions options;
   if (std::string e = check_args(a, &spec, &options); !e.empty()) return usage_error(e);
-  if (!a.api_key_file.empty()) {
-    auto keys = server::read_api_key_file(a.api_key_file);
-    if (!keys) {
-      std::fprintf(stderr, "anchorage serve: --api-key-file: %s\n", keys.error().message().c_str());
-      return 1;
-    }
-    options.api_keys.insert(options.api_keys.end(), keys->begin(), keys->end());
-  }
-  options.cache.tenant_scope =
-      a.cache_scope.empty() ? !options.api_keys.empty() : a.cache_scope == "tenant";
-  if (!options.api_keys.empty() || !options.admin_token.empty())
-    core::log(core::LogLevel::kInfo, "start: %zu API key(s)%s; cache scope %s",
-              options.api_keys.size(), options.admin_token.empty() ? "" : " and an admin token",
-              options.cache.tenant_scope ? "tenant" : "global");
-  if (options.api_keys.size() > 1 && options.cache.enabled && !options.cache.tenant_scope)
-    core::log(core::LogLevel::kWarn,
-              "--cache-scope global with several keys: every key holder can learn how much of a "
-              "guessed prompt another one sent (docs/http-api.md \"Keys and tenants\")");
+  if (!add_key_file(a, &options)) return 1;
 
   core::log(core::LogLevel::kInfo, "start: anchorage serve %s",
             spec.gguf_path.empty() ? ("preset " + spec.preset + ", random weights").c_str()
@@ -536,18 +586,7 @@ int serve_command(const std::vector<std::string_view>& args) {
     std::fprintf(stderr, "anchorage serve: %s\n", s.to_string().c_str());
     return 1;
   }
-  if (options.cache.enabled) {
-    const cache::BudgetOptions& b = options.cache.budget;
-    core::log(core::LogLevel::kInfo,
-              "caches on: memory ceiling %.2f GiB, peak %.2f GiB, slack %.2f GiB; anchors every "
-              "%lld tokens, end anchor %s",
-              double(b.ceiling_bytes) / double(1 << 30), double(b.peak_bytes) / double(1 << 30),
-              double(b.slack_bytes) / double(1 << 30),
-              (long long)options.cache.resident.anchor_spacing,
-              options.cache.resident.end_anchor ? "on" : "off");
-  } else {
-    core::log(core::LogLevel::kInfo, "caches off (--no-cache)");
-  }
+  log_caches(options.cache);
   // The start-up's last lines: how long it took, then where to connect (tests and scripts wait
   // for this line's URL).
   core::log(core::LogLevel::kInfo,

@@ -99,6 +99,10 @@ struct Scale {
   int64_t two_rounds = 4;
   int64_t owui_turns = 10;
   int64_t fleet_sessions = 8;
+  // The restart scenario's steps per user turn: what it shows (a conversation read back from
+  // the spill, then going on) needs no 20k-token context, and under no_cache its prompts are
+  // read whole every step.
+  int64_t restart_steps = 4;
 };
 
 Scale make_scale(bool quick) {
@@ -116,6 +120,7 @@ Scale make_scale(bool quick) {
   s.two_rounds = 2;
   s.owui_turns = 3;
   s.fleet_sessions = 3;
+  s.restart_steps = 3;
   return s;
 }
 
@@ -368,11 +373,11 @@ void scenario_restart(Client& c, const World& w) {
   const std::string key = "restart-1";
   Json history = Json::array({w.agent_system("proj0"), user_message(f, 30)});
   for (int64_t half = 0; half < 2; ++half) {
-    for (int64_t s = 0; s < w.scale.oc_steps; ++s) {
+    for (int64_t s = 0; s < w.scale.restart_steps; ++s) {
       const Json a = c.send({key, "main", history, &w.tools, w.max_tokens});
       history.push_back(a);
       history.push_back(tool_result(f, w, a));
-      if (half == 0 && s + 1 == w.scale.oc_steps / 2) c.restart();
+      if (half == 0 && s + 1 == w.scale.restart_steps / 2) c.restart();
     }
     history.push_back(user_message(f, 30));
   }

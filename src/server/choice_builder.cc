@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "core/token_prefix.h"
 #include "text/tokenizer.h"
 
 namespace anchorage::server {
@@ -110,6 +111,11 @@ std::function<bool(int32_t)> make_stop_check(const text::Tokenizer& tokenizer,
     check->matcher.feed(check->piece, &check->released);
     return check->matcher.matched();
   };
+}
+
+int64_t echo_parting_point(const text::Tokenizer& tokenizer, std::span<const int32_t> answer) {
+  const std::vector<int32_t> again = tokenizer.encode(tokenizer.decode(answer, kSkipSpecialTokens));
+  return core::common_prefix(answer, again);
 }
 
 }  // namespace anchorage::server

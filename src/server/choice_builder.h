@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -75,5 +76,12 @@ class ChoiceBuilder {
 // no stop strings). Decodes exactly as ChoiceBuilder does.
 std::function<bool(int32_t)> make_stop_check(const text::Tokenizer& tokenizer,
                                              std::vector<std::string> stops);
+
+// Where a client's copy of an answer first differs from the ids the engine generated (0 to
+// answer.size()): the client sends back the text the response showed — decoded as
+// ChoiceBuilder decodes it, special tokens skipped — and its next prompt encodes it again. A
+// non-canonical sequence (BPE would merge or split it otherwise) or a special token the
+// response never showed parts it there. EngineCaches takes the echo anchor at this point.
+int64_t echo_parting_point(const text::Tokenizer& tokenizer, std::span<const int32_t> answer);
 
 }  // namespace anchorage::server

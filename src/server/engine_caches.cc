@@ -7,6 +7,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/token_prefix.h"
+#include "server/choice_builder.h"
 #include "server/generation_job.h"
 #include "text/tokenizer.h"
 
@@ -698,8 +699,7 @@ void EngineCaches::after_answer() {
   const EchoPlan plan = std::move(*echo_);
   echo_.reset();
   if (!options_.resident.branch_anchors) return;
-  const std::vector<int32_t> again = tokenizer_.encode(tokenizer_.decode(plan.answer));
-  const int64_t d = common_prefix(plan.answer, again);
+  const int64_t d = echo_parting_point(tokenizer_, plan.answer);
   // At 0 the end of the prefill is the anchor already; at or past the end anchor (the
   // decoded rows) it serves.
   if (d <= 0 || d >= plan.decoded) return;

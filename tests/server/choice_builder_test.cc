@@ -13,6 +13,7 @@ namespace {
 using testing::byte_ids;
 using testing::byte_tokenizer;
 using testing::kImEnd;
+using testing::kThink;
 
 ChoiceOptions chat_options() {
   ChoiceOptions o;
@@ -129,6 +130,31 @@ TEST(ChoiceBuilder, SplitCharacterIsHeldUntilComplete) {
   e.token = int32_t(uint8_t(euro[2]));
   b.add(e, &d);
   EXPECT_EQ(d.content, euro);
+}
+
+// The echo anchor's point: the client sends back the text the response showed. A special
+// token the model sampled mid-answer is not shown, so the client's copy parts there — not at
+// the end, as re-encoding the text with the special token in it would say.
+TEST(EchoPartingPoint, ASpecialTokenTheResponseSkippedPartsTheCopyThere) {
+  std::vector<int32_t> answer = byte_ids("Hello");
+  answer.push_back(kImEnd);
+  const std::vector<int32_t> rest = byte_ids(" world");
+  answer.insert(answer.end(), rest.begin(), rest.end());
+  EXPECT_EQ(echo_parting_point(byte_tokenizer(), answer), 5);
+  // Added tokens that are not special stay in the text and encode back to themselves.
+  std::vector<int32_t> shown = byte_ids("Hi");
+  shown.push_back(kThink);
+  const std::vector<int32_t> more = byte_ids("x");
+  shown.insert(shown.end(), more.begin(), more.end());
+  EXPECT_EQ(echo_parting_point(byte_tokenizer(), shown), int64_t(shown.size()));
+}
+
+// A sequence the tokenizer would not produce: here "<think>" spelled byte by byte, which
+// encoding the text again turns into the one added token.
+TEST(EchoPartingPoint, ANonCanonicalSequencePartsAtItsFirstId) {
+  std::vector<int32_t> answer = byte_ids("ab");
+  for (char c : std::string("<think>")) answer.push_back(int32_t(uint8_t(c)));
+  EXPECT_EQ(echo_parting_point(byte_tokenizer(), answer), 2);
 }
 
 }  // namespace

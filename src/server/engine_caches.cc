@@ -61,6 +61,7 @@ EngineCaches::EngineCaches(const CacheOptions& options, engine::Engine& engine,
       [this](const cache::ParkedSession::Contents& p) { spill_given_up(p); });
   // Shedding order, cheapest first (the seed's "Memory"): responses, the state store, body
   // anchors, the end anchor, the guest stash, the parked session, the pinned head.
+  budget_.add_level(&spare_level_);
   budget_.add_level(&responses_);
   budget_.add_level(&store_);
   for (cache::CacheLevel* level : resident_.levels()) budget_.add_level(level);
@@ -621,7 +622,8 @@ void EngineCaches::end(const GenerationJob& job, const CacheStart& start,
       if (hidden_sampled.empty() && result.decode_steps >= 2)
         echo_ = EchoPlan{int64_t(start.served.tokens.size()), result.tokens, result.decode_steps};
       if (options_.store)
-        pending_snapshot_ = PendingSnapshot{std::move(forwarded), std::move(session)};
+        pending_snapshot_ = PendingSnapshot{std::move(forwarded), std::move(session),
+                                            int64_t(start.served.tokens.size())};
     }
   }
   core::ignore_status(resident_.finish_request(engine_), "cache: resident finish");
@@ -638,9 +640,12 @@ void EngineCaches::settle_snapshot(std::span<const int32_t> served, const std::s
   PendingSnapshot p = std::move(*pending_snapshot_);
   pending_snapshot_.reset();
   const int64_t n = int64_t(p.tokens.size());
-  const bool goes_on = session == p.session && int64_t(served.size()) >= n &&
-                       std::equal(p.tokens.begin(), p.tokens.end(), served.begin()) &&
-                       resident_.end_anchor().position() == n;
+  // The client's copy of the answer may part from the generated tokens (re-tokenized, edited):
+  // the turn still goes on in place from an anchor at or above its prompt's end (the end of
+  // its prefill, an echo anchor), and a snapshot of the answer as generated would only serve a
+  // client that sends it back as no client of this conversation did.
+  const bool goes_on = session == p.session && common_prefix(p.tokens, served) >= p.prompt &&
+                       int64_t(served.size()) > p.prompt && resident_.end_anchor().position() == n;
   ANCHORAGE_LOG_DEBUG("cache: session snapshot of %lld tokens %s", (long long)n,
                       goes_on ? "skipped (the turn goes on in place)" : "taken (the rows go)");
   if (goes_on) {
@@ -694,6 +699,19 @@ void EngineCaches::keep_end(const CacheStart& start, const std::vector<int32_t>&
 // at the anchor below (the end of the prefill). Re-encoding the answer's text predicts the
 // point; an anchor is taken there.
 void EngineCaches::after_answer() {
+  // The branch points the prefill did not cut (ResidentOptions::defer_branch_tokens). The
+  // writer copies no row from where a re-forward starts (it rewrites the same bits).
+  if (!resident_.deferred_lines().empty()) {
+    auto taken = resident_.take_deferred_anchors(engine_, [this](int64_t first_row) {
+      if (disk_) disk_->fence(first_row);
+    });
+    if (!taken) {
+      core::ignore_status(taken.error(), "cache: deferred branch anchor failed");
+      abandon();  // the engine's state is not trusted
+      return;
+    }
+    if (*taken > 0) publish_stats();
+  }
   if (!echo_) return;
   const EchoPlan plan = std::move(*echo_);
   echo_.reset();
@@ -712,6 +730,17 @@ void EngineCaches::after_answer() {
     return;
   }
   publish_stats();
+}
+
+void EngineCaches::stock_spares(const std::function<bool()>& should_stop) {
+  if (options_.spare_sets == 0) return;
+  std::vector<size_t> sizes;
+  for (const core::TensorSpec& spec : engine_.layout().sections)
+    sizes.push_back(size_t(spec.bytes()));
+  if (cache::SectionPool::instance().stock(
+          sizes, options_.spare_sets,
+          [this](size_t bytes) { return budget_.may_grow(int64_t(bytes)); }, should_stop) > 0)
+    publish_stats();
 }
 
 void EngineCaches::put_response(const GenerationJob& job, const CacheStart& start,

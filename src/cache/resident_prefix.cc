@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <utility>
 
 #include "cache/end_replay.h"
@@ -43,6 +44,9 @@ void ResidentPrefix::learn(const engine::Engine& engine) {
   const engine::StateCost cost = engine.cost();
   bytes_per_token_ = cost.bytes_per_token;
   section_bytes_ = cost.section_bytes;
+  // Body anchors are taken at the engine's lines that are also this tier's (on_anchor).
+  const int64_t engine_step = std::max<int64_t>(1, engine.grid().anchor_spacing);
+  line_step_ = opts_.anchor_spacing > 0 ? std::lcm(engine_step, opts_.anchor_spacing) : engine_step;
 }
 
 bool ResidentPrefix::exact_at(int64_t pos, int64_t taint) const {
@@ -189,9 +193,11 @@ void ResidentPrefix::want_line(int64_t line, int64_t r, int64_t m) {
       has(branch_lines_, line) || has(deferred_lines_, line))
     return;
   // Deferred only where take_deferred_anchors can make it: re-forwarding re-makes the bits
-  // only on an architecture exact at every token, from the anchor at the resume point.
-  const bool defer =
-      granularity_ == 1 && line - r <= opts_.defer_branch_tokens && anchors_.at(r) != nullptr;
+  // only on an architecture exact at every token, from an anchor below that the prefill keeps
+  // anyway (the resume point's, or an anchor line it passes).
+  int64_t base = anchors_.at(r) != nullptr ? r : -1;
+  if (line / line_step_ * line_step_ > r) base = line / line_step_ * line_step_;
+  const bool defer = granularity_ == 1 && base >= 0 && line - base <= opts_.defer_branch_tokens;
   if (!defer) {
     branch_lines_.push_back(line);
     return;

@@ -67,10 +67,11 @@ struct ResidentOptions {
   // Anchors at branch points: where a prompt parted from the rows in place, and one token
   // before a prompt's end (docs/cache.md "Branch points").
   bool branch_anchors = true;
-  // A branch point at most this many tokens above the resume point, when the state there is
-  // a body anchor, is not cut in the prefill: every cut costs a forward call of its own (the
-  // weights read once more). It is taken after the answer instead (take_deferred_anchors), by
-  // re-forwarding from that anchor. 0: every branch point is cut in the prefill.
+  // A branch point at most this many tokens above an anchor the prefill keeps anyway (the
+  // resume point's, an anchor line it passes) is not cut in the prefill: every cut costs a
+  // forward call of its own (the weights read once more). It is taken after the answer
+  // instead (take_deferred_anchors), by re-forwarding from that anchor. 0: every branch point
+  // is cut in the prefill.
   int64_t defer_branch_tokens = 64;
 };
 
@@ -229,6 +230,8 @@ class ResidentPrefix final : public OfferSource {
                           const ResumeOffer& chosen) const;
   // The body anchors in place (ascending), for a save of the conversation.
   std::vector<const SectionCopy*> anchor_copies() const;
+  // The body anchor at `position` (null: none).
+  const SectionCopy* anchor_at(int64_t position) const { return anchors_.at(position); }
   // The parked conversation when the rows in place are still its head (null: none).
   const ParkedSession::Contents* parked() const;
   // Called with the parked conversation before the park gives it up (parked over, its head
@@ -299,6 +302,7 @@ class ResidentPrefix final : public OfferSource {
   int64_t granularity_ = 1;
   int64_t bytes_per_token_ = 0;
   int64_t section_bytes_ = 0;
+  int64_t line_step_ = 1;  // body anchor lines: multiples of this
 
   std::vector<int32_t> tokens_;  // rows [0, tokens_.size()) in place are these tokens'
   std::string session_;

@@ -516,6 +516,7 @@ core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
   const std::string session = session_tag(job.session.hash(), !job.session.empty());
   start.served = serve(job, session, scope);
   if (!answer_from_prepared(job, session, &start) && !answer_from_responses(job, scope, &start)) {
+    settle_prefix();
     settle_snapshot(start.served.tokens, session);
     auto plan = plan_with_room(start.served.tokens, session, scope);
     if (!plan) {
@@ -590,10 +591,16 @@ engine::PrefillOptions EngineCaches::prefill_hooks(const CacheStart& start) {
     }
     if (start.prefix_line > 0 && position == start.prefix_line) {
       const int64_t taint = resident_.taint();
-      // What the put did is counted in the store's stats.
-      (void)store_.put_prefix(
-          engine_, std::span<const int32_t>(start.served.tokens).first(size_t(position)),
-          taint == cache::ResidentPrefix::kNoTaint ? cache::StateStore::kUntainted : taint);
+      const int64_t t =
+          taint == cache::ResidentPrefix::kNoTaint ? cache::StateStore::kUntainted : taint;
+      const std::span<const int32_t> prefix =
+          std::span<const int32_t>(start.served.tokens).first(size_t(position));
+      // Off the request path when the rows stay (not a guest's) and an anchor holds the
+      // sections (settle_prefix). What the put did is counted in the store's stats.
+      if (!resident_.guest_active() && resident_.anchor_at(position) != nullptr)
+        pending_prefix_ = PendingPrefix{{prefix.begin(), prefix.end()}, t};
+      else
+        (void)store_.put_prefix(engine_, prefix, t);
     }
   };
   return o;
@@ -660,6 +667,21 @@ void EngineCaches::settle_snapshot(std::span<const int32_t> served, const std::s
   keep_snapshot(p.tokens, p.session);
 }
 
+// The last prefill's prefix line goes to the store: from the body anchor there and the rows
+// below it, as long as both are still the prefix's (the anchor may have been shed, the rows
+// replaced); otherwise it is given up (the store only misses an entry).
+void EngineCaches::settle_prefix() {
+  if (!pending_prefix_) return;
+  PendingPrefix p = std::move(*pending_prefix_);
+  pending_prefix_.reset();
+  const int64_t n = int64_t(p.tokens.size());
+  const cache::SectionCopy* at = resident_.anchor_at(n);
+  if (!options_.store || at == nullptr || common_prefix(resident_.tokens(), p.tokens) < n ||
+      engine_.length() < n)
+    return;
+  (void)store_.put_prefix_from(engine_, p.tokens, *at, p.taint);  // counted in its stats
+}
+
 void EngineCaches::keep_snapshot(const std::vector<int32_t>& forwarded,
                                  const std::string& session) {
   if (!options_.store) return;
@@ -699,6 +721,7 @@ void EngineCaches::keep_end(const CacheStart& start, const std::vector<int32_t>&
 // at the anchor below (the end of the prefill). Re-encoding the answer's text predicts the
 // point; an anchor is taken there.
 void EngineCaches::after_answer() {
+  settle_prefix();
   // The branch points the prefill did not cut (ResidentOptions::defer_branch_tokens). The
   // writer copies no row from where a re-forward starts (it rewrites the same bits).
   if (!resident_.deferred_lines().empty()) {
@@ -837,6 +860,7 @@ CachePrewarm EngineCaches::prewarm(const std::vector<int32_t>& prompt,
 // The rows are about to change: the previous turn's snapshot is taken now, and what the rows
 // in place and the park hold goes to the spill when a give-up would save it.
 void EngineCaches::save_before_prewarm() {
+  settle_prefix();
   settle_snapshot({}, {});
   const int64_t keep_from = spill_->options().give_up_min_tokens;
   if (const cache::ParkedSession::Contents* p = resident_.parked();
@@ -859,6 +883,7 @@ int64_t EngineCaches::exact_rows_in_place(std::span<const int32_t> served) const
 void EngineCaches::abandon() {
   if (disk_) disk_->fence(0);
   pending_snapshot_.reset();
+  pending_prefix_.reset();
   echo_.reset();
   resident_.clear();
   regions_.clear();
@@ -873,6 +898,7 @@ void EngineCaches::clear(bool disk) {
   if (spill_ && disk) spill_->clear();
   core::ignore_status(resident_.finish_request(engine_), "cache: resident finish");
   pending_snapshot_.reset();
+  pending_prefix_.reset();
   resident_.clear();
   store_.clear();
   responses_.clear();

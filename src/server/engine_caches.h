@@ -255,6 +255,7 @@ class EngineCaches {
   void spill_given_up(const cache::ParkedSession::Contents& p);
   void read_back_resident();
   void settle_snapshot(std::span<const int32_t> served, const std::string& session);
+  void settle_prefix();
   // After the generation.
   void keep_snapshot(const std::vector<int32_t>& forwarded, const std::string& session);
   void keep_end(const CacheStart& start, const std::vector<int32_t>& forwarded,
@@ -286,6 +287,14 @@ class EngineCaches {
     int64_t prompt = 0;  // the turn's prompt: tokens from here on are its answer
   };
   std::optional<PendingSnapshot> pending_snapshot_;
+  // The store's prefix line of the last prefill, not yet copied: the rows below it stay in
+  // place after the request and the body anchor there holds its sections, so the copy waits
+  // for the idle moment after the answer, or the next request's start (settle_prefix).
+  struct PendingPrefix {
+    std::vector<int32_t> tokens;
+    int64_t taint = 0;  // as put_prefix takes it
+  };
+  std::optional<PendingPrefix> pending_prefix_;
   // The answer after_answer() looks at for an echo anchor: its sampled tokens from row `base`,
   // the first `decoded` of them forwarded (the end anchor covers those).
   struct EchoPlan {

@@ -4,8 +4,8 @@
 // The model is the `small` preset with random weights and the real Qwen3 tokenizer
 // (server::load_served_model, as `anchorage serve`); an HttpServer runs in this process on
 // 127.0.0.1 and an ephemeral port. Each repeat starts a fresh server per configuration, in
-// alternating order (caches, no_cache, then no_cache, caches, ...: the machine is shared, so
-// the figures are ratios of neighbours):
+// alternating order (no_cache, caches, plain, then plain, caches, no_cache, ...: the machine is
+// shared, so the figures are ratios of neighbours):
 //   cold     one chat request of --prompt-tokens tokens of filler the server has never seen,
 //            max_tokens 8: caches on (the defaults) against --no-cache. Its usage timings split
 //            the time into queue, caches before the prefill, the prefill (and the caches'
@@ -254,8 +254,8 @@ int main(int argc, char** argv) {
       capture_fresh, capture_pooled;
   for (int64_t r = 0; r < a.reps; ++r) {
     Json rep = Json::object();
-    // caches, plain, no_cache; then no_cache, plain, caches; ...
-    const Config order[3] = {Config::kCaches, Config::kPlain, Config::kNoCache};
+    // no_cache, caches, plain; then plain, caches, no_cache; ...: `caches` next to both.
+    const Config order[3] = {Config::kNoCache, Config::kCaches, Config::kPlain};
     for (int k = 0; k < 3; ++k) {
       const Config c = order[r % 2 == 0 ? k : 2 - k];
       const char* name = c == Config::kCaches  ? "caches"

@@ -610,6 +610,7 @@ void EngineCaches::end(const GenerationJob& job, const CacheStart& start,
                        const engine::GenerationResult& result,
                        const std::vector<size_t>& hidden_sampled, int64_t prefill_tokens) {
   rows_used_ns_ = core::now_ns();
+  answer_tenant_ = start.tenant;
   if (prefill_tokens > 0) planner_.note_prefill(prefill_tokens, result.prefill_ns);
   // Every token the engine forwarded: the prompt and the decoded ones (the last sampled token
   // is not decoded, generation.h).
@@ -725,6 +726,7 @@ void EngineCaches::after_answer() {
   // The branch points the prefill did not cut (ResidentOptions::defer_branch_tokens). The
   // writer copies no row from where a re-forward starts (it rewrites the same bits).
   if (!resident_.deferred_lines().empty()) {
+    const std::vector<int64_t> lines = resident_.deferred_lines();
     auto taken = resident_.take_deferred_anchors(engine_, [this](int64_t first_row) {
       if (disk_) disk_->fence(first_row);
     });
@@ -733,6 +735,10 @@ void EngineCaches::after_answer() {
       abandon();  // the engine's state is not trusted
       return;
     }
+    // Lines of the last request's prefill, made now: that tenant's states.
+    for (int64_t line : lines)
+      if (resident_.anchor_at(line) != nullptr)
+        record_made(answer_tenant_, resident_.tokens(), {line});
     if (*taken > 0) publish_stats();
   }
   if (!echo_) return;

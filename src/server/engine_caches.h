@@ -303,8 +303,9 @@ class EngineCaches {
     int64_t decoded = 0;
   };
   std::optional<EchoPlan> echo_;
-  int64_t rows_used_ns_ = 0;  // when a request last ended (the prewarm's resident_in_use)
-  ServedStats served_stats_;  // counters of the steps above
+  std::string answer_tenant_;  // whose request end() saw last (after_answer's states)
+  int64_t rows_used_ns_ = 0;   // when a request last ended (the prewarm's resident_in_use)
+  ServedStats served_stats_;   // counters of the steps above
   mutable std::mutex stats_mu_;
   CacheStats stats_;
 };

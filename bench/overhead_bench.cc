@@ -4,29 +4,36 @@
 // The model is the `small` preset with random weights and the real Qwen3 tokenizer
 // (server::load_served_model, as `anchorage serve`); an HttpServer runs in this process on
 // 127.0.0.1 and an ephemeral port. Each repeat starts a fresh server per configuration, in
-// alternating order (caches, no_cache, then no_cache, caches, ...: the machine is shared, so
-// the figures are ratios of neighbours):
+// alternating order (no_cache, caches, plain, then plain, caches, no_cache, ...: the machine is
+// shared, so the figures are ratios of neighbours):
 //   cold     one chat request of --prompt-tokens tokens of filler the server has never seen,
 //            max_tokens 8: caches on (the defaults) against --no-cache. Its usage timings split
 //            the time into queue, caches before the prefill, the prefill (and the caches'
 //            share of it: the states taken at its lines), from the prefill's end to the first
 //            token, decode, and the caches after the generation.
-//   resume   (caches only) a conversation of --resume-context tokens, then a follow-up adding
-//            about --resume-tokens: its time to first token against the engine's own prefill
-//            of the tokens it re-read at the depth it resumed from, plus one state copy at
-//            memcpy speed (both measured here on the same engine, between the servers).
+//   resume   (caches only) a conversation of --resume-context tokens, then, --pause-ms after
+//            its answer (a user reading it), a follow-up adding about --resume-tokens: its time
+//            to first token against the engine's own prefill of the tokens it re-read at the
+//            depth it resumed from, plus one state copy at memcpy speed (both measured here on
+//            the same engine, between the servers). A third server, `plain`, runs the same
+//            pair with no spare state buffers and every branch point cut in the prefill (the
+//            caches before issue 14 §3's follow-up work), right before or after `caches`.
 // Flags: --preset small  --prompt-tokens 8000  --resume-context 6000  --resume-tokens 200
-//        --reps 2  --threads 0 (all)  --seed 1  --capacity 16384
+//        --pause-ms 500  --reps 2  --threads 0 (all)  --seed 1  --capacity 16384
 // Google Benchmark's --benchmark_* flags (scripts/bench.sh) are accepted and ignored.
 
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "bench_support.h"
+#include "cache/section_pool.h"
+#include "cache/state_copy.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "engine/engine.h"
@@ -43,6 +50,7 @@ struct Args {
   int64_t prompt_tokens = 8000;
   int64_t resume_context = 6000;
   int64_t resume_tokens = 200;
+  int64_t pause_ms = 500;
   int64_t reps = 2;
   int64_t threads = 0;
   int64_t capacity = 16384;
@@ -62,6 +70,7 @@ bool parse(int argc, char** argv, Args* a) {
     int64_t* target = f == "--prompt-tokens"    ? &a->prompt_tokens
                       : f == "--resume-context" ? &a->resume_context
                       : f == "--resume-tokens"  ? &a->resume_tokens
+                      : f == "--pause-ms"       ? &a->pause_ms
                       : f == "--reps"           ? &a->reps
                       : f == "--threads"        ? &a->threads
                       : f == "--capacity"       ? &a->capacity
@@ -70,7 +79,8 @@ bool parse(int argc, char** argv, Args* a) {
     if (target == nullptr) return false;
     if (std::from_chars(v.data(), v.data() + v.size(), *target).ec != std::errc()) return false;
   }
-  return a->prompt_tokens > 0 && a->resume_context > 0 && a->resume_tokens > 0 && a->reps > 0;
+  return a->prompt_tokens > 0 && a->resume_context > 0 && a->resume_tokens > 0 && a->reps > 0 &&
+         a->pause_ms >= 0;
 }
 
 // About n tokens of filler (the Qwen3 tokenizer makes ~1.08 tokens of a filler word).
@@ -99,12 +109,21 @@ Json post_chat(server::HttpClient& c, const Json& messages) {
   return out;
 }
 
-// One server with `caches` on or off: the cold request, then (caches on) the resume pair.
-Json run_server(const Args& a, server::ServedModel& model, bool caches, uint64_t salt) {
+enum class Config { kCaches, kNoCache, kPlain };
+
+// One server: the cold request (not for kPlain), then (caches on) the resume pair. kCaches and
+// kPlain with the same salt send the same prompts.
+Json run_server(const Args& a, server::ServedModel& model, Config config, uint64_t salt) {
   server::ServerOptions so;
   so.host = "127.0.0.1";
   so.port = 0;
-  so.cache.enabled = caches;
+  so.cache.enabled = config != Config::kNoCache;
+  if (config == Config::kPlain) {
+    so.cache.spare_sets = 0;
+    so.cache.resident.defer_branch_tokens = 0;
+  }
+  // The last server's copies went to the process's pool when it stopped: none is handed on.
+  cache::SectionPool::instance().clear();
   bench::InProcessServer srv(so, model);
   if (core::Status b = srv.start(); !b.is_ok()) {
     std::fprintf(stderr, "overhead_bench: bind: %s\n", b.to_string().c_str());
@@ -112,10 +131,10 @@ Json run_server(const Args& a, server::ServedModel& model, bool caches, uint64_t
   }
   bench::Filler f(uint64_t(a.seed) * 977 + salt);
   Json out = Json::object();
-  out["cold"] =
-      post_chat(srv.client(),
-                Json::array({{{"role", "user"}, {"content", filler_tokens(f, a.prompt_tokens)}}}));
-  if (caches) {
+  const Json cold =
+      Json::array({{{"role", "user"}, {"content", filler_tokens(f, a.prompt_tokens)}}});
+  if (config != Config::kPlain) out["cold"] = post_chat(srv.client(), cold);
+  if (so.cache.enabled) {
     Json messages =
         Json::array({{{"role", "user"}, {"content", filler_tokens(f, a.resume_context)}}});
     bench::PostResult first = bench::post_json(srv.client(), "/v1/chat/completions",
@@ -124,6 +143,7 @@ Json run_server(const Args& a, server::ServedModel& model, bool caches, uint64_t
                                                 {"max_tokens", 8},
                                                 {"temperature", 0}});
     if (first.ok) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(a.pause_ms));
       messages.push_back(bench::assistant_message(first.body));
       messages.push_back({{"role", "user"}, {"content", filler_tokens(f, a.resume_tokens)}});
       out["resume"] = post_chat(srv.client(), messages);
@@ -134,18 +154,54 @@ Json run_server(const Args& a, server::ServedModel& model, bool caches, uint64_t
 }
 
 // The engine alone: a prefill of `n` tokens at depth `depth` (ms), and one copy of the
-// state's sections at memcpy speed (ms), best of three each.
+// state's sections at memcpy speed (ms), best of three each. Then where a resume's time above
+// that floor goes (issue 14 §3), each part measured apart, best of three:
+//   cut_ms          the same prefill cut where a follow-up's resume cuts it: a few tokens in
+//                   (the last user message's start), one token before the end, and the end;
+//   cut_capture_ms  the same cuts with a state copy taken at each into buffers never
+//                   touched before (what a capture costs when the pool has nothing to give);
+//   cut_pooled_ms   the same with the copies' buffers recycled (faulted in already);
+//   first_touch_ms  faulting in one copy's buffers (the allocation alone, no copy).
 Json engine_floor(engine::Engine& e, int64_t depth, int64_t n) {
   std::vector<int32_t> tokens(size_t(depth + n));
   for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int32_t(1000 + (i * 7919) % 50000);
-  double prefill_ms = 1e30;
-  for (int r = 0; r < 3; ++r) {
-    e.reset();
-    if (!e.prefill(std::span<const int32_t>(tokens).first(size_t(depth))).is_ok()) return nullptr;
-    const int64_t t0 = core::now_ns();
-    if (!e.prefill(std::span<const int32_t>(tokens).subspan(size_t(depth))).is_ok()) return nullptr;
-    prefill_ms = std::min(prefill_ms, double(core::now_ns() - t0) * 1e-6);
-  }
+  const std::span<const int32_t> head = std::span<const int32_t>(tokens).first(size_t(depth));
+  const std::span<const int32_t> tail = std::span<const int32_t>(tokens).subspan(size_t(depth));
+  // The follow-up's lines: its last user message starts a few tokens after the end anchor
+  // (the answer's last token and the template's turn markers), and one token before its end.
+  constexpr int64_t kHeadCut = 5;
+  engine::PrefillOptions cut;
+  if (n > kHeadCut + 1) cut.extra_lines = {depth + kHeadCut, depth + n - 1};
+  // mode 0: no captures; 1: captures into fresh buffers; 2: captures into recycled buffers.
+  // The head once: every timed prefill starts from its state (rows below `depth` stay).
+  e.reset();
+  if (!e.prefill(head).is_ok()) return nullptr;
+  const cache::SectionCopy at_depth = cache::SectionCopy::capture(e);
+  auto timed = [&](const engine::PrefillOptions* lines, int mode) -> double {
+    double best = 1e30;
+    for (int r = 0; r < 3; ++r) {
+      if (!at_depth.write_back(e).is_ok() || !e.resume_at(depth).is_ok()) return -1.0;
+      cache::SectionPool::instance().clear();
+      if (mode == 2) {  // as many sets as the prefill captures, faulted in and released
+        std::vector<cache::SectionCopy> warm(lines->extra_lines.size() + 1);
+        for (cache::SectionCopy& w : warm) w = cache::SectionCopy::capture(e);
+      }
+      std::vector<cache::SectionCopy> kept;
+      engine::PrefillOptions o = lines != nullptr ? *lines : engine::PrefillOptions{};
+      if (mode > 0)
+        o.on_anchor = [&](int64_t, bool) { kept.push_back(cache::SectionCopy::capture(e)); };
+      const int64_t t0 = core::now_ns();
+      if (!e.prefill(tail, o).is_ok()) return -1.0;
+      best = std::min(best, double(core::now_ns() - t0) * 1e-6);
+    }
+    cache::SectionPool::instance().clear();
+    return best;
+  };
+  const double prefill_ms = timed(nullptr, 0);
+  const double cut_ms = timed(&cut, 0);
+  const double cut_capture_ms = timed(&cut, 1);
+  const double cut_pooled_ms = timed(&cut, 2);
+  if (prefill_ms < 0 || cut_ms < 0 || cut_capture_ms < 0 || cut_pooled_ms < 0) return nullptr;
   e.reset();
   const int64_t bytes = e.cost().section_bytes;
   std::vector<char> from(size_t(bytes), 1), to(size_t(bytes), 0);
@@ -155,7 +211,23 @@ Json engine_floor(engine::Engine& e, int64_t depth, int64_t n) {
     std::memcpy(to.data(), from.data(), from.size());
     copy_ms = std::min(copy_ms, double(core::now_ns() - t0) * 1e-6);
   }
-  return {{"prefill_ms", prefill_ms}, {"state_bytes", bytes}, {"state_copy_ms", copy_ms}};
+  std::vector<size_t> sizes;
+  for (const core::TensorSpec& spec : e.layout().sections) sizes.push_back(size_t(spec.bytes()));
+  double first_touch_ms = 1e30;
+  for (int r = 0; r < 3; ++r) {
+    cache::SectionPool::instance().clear();
+    const int64_t t0 = core::now_ns();
+    std::vector<core::AlignedBuffer> fresh = cache::SectionPool::instance().take(sizes);
+    first_touch_ms = std::min(first_touch_ms, double(core::now_ns() - t0) * 1e-6);
+  }
+  return {{"prefill_ms", prefill_ms},
+          {"state_bytes", bytes},
+          {"state_sections", sizes.size()},
+          {"state_copy_ms", copy_ms},
+          {"cut_ms", cut_ms},
+          {"cut_capture_ms", cut_capture_ms},
+          {"cut_pooled_ms", cut_pooled_ms},
+          {"first_touch_ms", first_touch_ms}};
 }
 
 }  // namespace
@@ -163,10 +235,11 @@ Json engine_floor(engine::Engine& e, int64_t depth, int64_t n) {
 int main(int argc, char** argv) {
   Args a;
   if (!parse(argc, argv, &a)) {
-    std::fprintf(stderr,
-                 "usage: overhead_bench [--preset small] [--prompt-tokens 8000] "
-                 "[--resume-context 6000] [--resume-tokens 200] [--reps 2] [--threads 0] "
-                 "[--seed 1] [--capacity 16384]\n");
+    std::fprintf(
+        stderr,
+        "usage: overhead_bench [--preset small] [--prompt-tokens 8000] "
+        "[--resume-context 6000] [--resume-tokens 200] [--pause-ms 500] [--reps 2] [--threads 0] "
+        "[--seed 1] [--capacity 16384]\n");
     return 2;
   }
   core::set_log_level(core::LogLevel::kWarn);
@@ -177,16 +250,23 @@ int main(int argc, char** argv) {
   server::ServedModel& model = *loaded;
   const std::string load_start = bench::loadavg();
   Json reps = Json::array();
-  std::vector<double> cold_ratio, after_prefill, resume_ratio;
+  std::vector<double> cold_ratio, after_prefill, resume_ratio, plain_ratio, cut_extra,
+      capture_fresh, capture_pooled;
   for (int64_t r = 0; r < a.reps; ++r) {
     Json rep = Json::object();
-    for (int k = 0; k < 2; ++k) {
-      const bool caches = (k == 0) == (r % 2 == 0);
-      rep[caches ? "caches" : "no_cache"] = run_server(a, model, caches, uint64_t(r * 2 + k));
+    // no_cache, caches, plain; then plain, caches, no_cache; ...: `caches` next to both.
+    const Config order[3] = {Config::kNoCache, Config::kCaches, Config::kPlain};
+    for (int k = 0; k < 3; ++k) {
+      const Config c = order[r % 2 == 0 ? k : 2 - k];
+      const char* name = c == Config::kCaches  ? "caches"
+                         : c == Config::kPlain ? "plain"
+                                               : "no_cache";
+      rep[name] = run_server(a, model, c, uint64_t(r * 2 + (c == Config::kNoCache)));
     }
     // Copies: adding "engine" below moves the document's members.
     const Json on = rep["caches"];
     const Json off = rep["no_cache"];
+    const Json plain = rep["plain"];
     if (on.is_null() || off.is_null() || on["cold"].is_null() || off["cold"].is_null()) return 1;
     // The floor reads what the follow-up read, at the depth it resumed from.
     if (on.contains("resume") && !on["resume"].is_null()) {
@@ -201,6 +281,12 @@ int main(int argc, char** argv) {
       const Json& e = rep["engine"];
       const double floor = e["prefill_ms"].get<double>() + e["state_copy_ms"].get<double>();
       resume_ratio.push_back(on["resume"]["first_token_ms"].get<double>() / floor);
+      if (plain.contains("resume") && !plain["resume"].is_null())
+        plain_ratio.push_back(plain["resume"]["first_token_ms"].get<double>() / floor);
+      const double cut = e["cut_ms"].get<double>();
+      cut_extra.push_back(cut - e["prefill_ms"].get<double>());
+      capture_fresh.push_back(e["cut_capture_ms"].get<double>() - cut);
+      capture_pooled.push_back(e["cut_pooled_ms"].get<double>() - cut);
     }
     reps.push_back(std::move(rep));
   }
@@ -209,12 +295,19 @@ int main(int argc, char** argv) {
                     {"prompt_tokens", a.prompt_tokens},
                     {"resume_context", a.resume_context},
                     {"resume_tokens", a.resume_tokens},
+                    {"pause_ms", a.pause_ms},
                     {"threads", model.engine->n_threads()},
                     {"reps", reps},
                     {"summary",
                      {{"cold_ttft_caches_over_no_cache_median", bench::median(cold_ratio)},
                       {"cold_after_prefill_ms_median", bench::median(after_prefill)},
-                      {"resume_ttft_over_floor_median", bench::median(resume_ratio)}}},
+                      {"resume_ttft_over_floor_median", bench::median(resume_ratio)},
+                      {"resume_plain_ttft_over_floor_median", bench::median(plain_ratio)},
+                      // The floor's parts (engine_floor): the follow-up's cuts, and its three
+                      // captures into fresh and into recycled buffers.
+                      {"floor_cut_extra_ms_median", bench::median(cut_extra)},
+                      {"floor_captures_fresh_ms_median", bench::median(capture_fresh)},
+                      {"floor_captures_pooled_ms_median", bench::median(capture_pooled)}}},
                     {"loadavg_start", load_start},
                     {"loadavg_end", bench::loadavg()}};
   std::printf("%s\n", doc.dump(2).c_str());

@@ -58,8 +58,8 @@ struct BudgetStats {
   int64_t reads_checked = 0;  // make_room_for_read (a prewarm's blocks)
   int64_t refusals = 0;       // prefills and reads refused (ResourceExhausted)
   int64_t shed_bytes = 0;     // every level
-  // Released state copies waiting for the next capture (section_pool.h): bounded there, not
-  // a level (nothing to shed), and not counted in held_bytes.
+  // Released state copies and spare sets waiting for the next capture (section_pool.h): the
+  // server counts them as its cheapest level, "spare_states" (SparePoolLevel).
   int64_t pooled_bytes = 0;
   std::vector<BudgetLevelStats> levels;  // in shedding order
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <utility>
 
 #include "cache/end_replay.h"
@@ -43,6 +44,9 @@ void ResidentPrefix::learn(const engine::Engine& engine) {
   const engine::StateCost cost = engine.cost();
   bytes_per_token_ = cost.bytes_per_token;
   section_bytes_ = cost.section_bytes;
+  // Body anchors are taken at the engine's lines that are also this tier's (on_anchor).
+  const int64_t engine_step = std::max<int64_t>(1, engine.grid().anchor_spacing);
+  line_step_ = opts_.anchor_spacing > 0 ? std::lcm(engine_step, opts_.anchor_spacing) : engine_step;
 }
 
 bool ResidentPrefix::exact_at(int64_t pos, int64_t taint) const {
@@ -155,6 +159,7 @@ core::Status ResidentPrefix::begin(engine::Engine& engine, std::span<const int32
   const int64_t from = in_place ? r : 0;
   prompt_.assign(prompt.begin(), prompt.end());
   branch_lines_.clear();
+  deferred_lines_.clear();
   if (chosen.source == ResumeSource::kPark) return swap_park(engine, prompt, session, r);
   if (std::optional<core::Status> s = begin_guest(engine, prompt, max_tokens, from, chosen))
     return *s;
@@ -181,9 +186,24 @@ void ResidentPrefix::want_branch_lines(int64_t c, int64_t r, int64_t m) {
 
 void ResidentPrefix::want_line(int64_t line, int64_t r, int64_t m) {
   if (!opts_.branch_anchors || guest_) return;
-  if (line > r && line < m && line % granularity_ == 0 && anchors_.at(line) == nullptr &&
-      std::find(branch_lines_.begin(), branch_lines_.end(), line) == branch_lines_.end())
+  auto has = [](const std::vector<int64_t>& v, int64_t x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  if (line <= r || line >= m || line % granularity_ != 0 || anchors_.at(line) != nullptr ||
+      has(branch_lines_, line) || has(deferred_lines_, line))
+    return;
+  // Deferred only where take_deferred_anchors can make it: re-forwarding re-makes the bits
+  // only on an architecture exact at every token, from an anchor below that the prefill keeps
+  // anyway (the resume point's, or an anchor line it passes).
+  int64_t base = anchors_.at(r) != nullptr ? r : -1;
+  if (line / line_step_ * line_step_ > r) base = line / line_step_ * line_step_;
+  const bool defer = granularity_ == 1 && base >= 0 && line - base <= opts_.defer_branch_tokens;
+  if (!defer) {
     branch_lines_.push_back(line);
+    return;
+  }
+  deferred_lines_.insert(std::upper_bound(deferred_lines_.begin(), deferred_lines_.end(), line),
+                         line);
 }
 
 void ResidentPrefix::want_head_line(int64_t head_end) {
@@ -592,8 +612,46 @@ void ResidentPrefix::keep_end(engine::Engine& engine, std::span<const int32_t> f
 
 core::Result<bool> ResidentPrefix::take_echo_anchor(engine::Engine& engine, int64_t at,
                                                     int64_t not_below, int64_t max_tokens) {
-  const int64_t e = end_.position();
-  if (guest_ || !opts_.branch_anchors || granularity_ != 1 || !end_.held() || at <= 0 || at >= e ||
+  if (!end_.held() || engine.length() != end_.position()) return false;
+  int64_t tokens = 0;
+  core::Result<bool> taken =
+      reforward_anchor(engine, end_.state(), at, not_below, max_tokens, &tokens, {});
+  if (taken && *taken) {
+    ++counters_.echo_anchors;
+    counters_.echo_tokens += tokens;
+  }
+  return taken;
+}
+
+core::Result<int64_t> ResidentPrefix::take_deferred_anchors(
+    engine::Engine& engine, const std::function<void(int64_t)>& fence) {
+  const std::vector<int64_t> lines = std::move(deferred_lines_);
+  deferred_lines_.clear();
+  if (lines.empty() || guest_ || engine.length() != int64_t(tokens_.size())) return 0;
+  // The state to put back: the end anchor's, or (no end anchor kept) a copy taken now.
+  SectionCopy now;
+  if (!end_.held() || end_.position() != engine.length()) now = SectionCopy::capture(engine);
+  const SectionCopy& back = now.empty() ? end_.state() : now;
+  int64_t taken = 0;
+  for (int64_t line : lines) {  // ascending: each may start from the one before
+    int64_t tokens = 0;
+    core::Result<bool> t =
+        reforward_anchor(engine, back, line, 0, opts_.defer_branch_tokens, &tokens, fence);
+    if (!t) return t.error();
+    if (!*t) continue;
+    ++taken;
+    ++counters_.branch_anchors;
+    ++counters_.branch_deferred;
+  }
+  return taken;
+}
+
+core::Result<bool> ResidentPrefix::reforward_anchor(engine::Engine& engine, const SectionCopy& back,
+                                                    int64_t at, int64_t not_below,
+                                                    int64_t max_tokens, int64_t* tokens,
+                                                    const std::function<void(int64_t)>& fence) {
+  const int64_t e = back.position();
+  if (guest_ || !opts_.branch_anchors || granularity_ != 1 || at <= 0 || at >= e ||
       engine.length() != e || e > int64_t(tokens_.size()) || anchors_.at(at) != nullptr ||
       !exact_at(at, taint_))
     return false;
@@ -603,15 +661,15 @@ core::Result<bool> ResidentPrefix::take_echo_anchor(engine::Engine& engine, int6
   const int64_t from = below->position();
   const std::span<const int32_t> ids =
       std::span<const int32_t>(tokens_).subspan(size_t(from), size_t(at - from));
+  if (fence) fence(from);
   if (core::Status s = below->write_back(engine); !s.is_ok()) return fail(s, from);
   if (core::Status s = engine.resume_at(from); !s.is_ok()) return fail(s, from);
   if (core::Status s = engine.prefill(ids); !s.is_ok()) return fail(s, from);
   anchors_.put(SectionCopy::capture(engine));
   ++counters_.anchors_taken;
-  ++counters_.echo_anchors;
-  counters_.echo_tokens += at - from;
-  // The end's state back: the rows above `at` were never touched.
-  if (core::Status s = end_.state().write_back(engine); !s.is_ok()) return fail(s, at);
+  *tokens = at - from;
+  // The state at e back: the rows above `at` were never touched.
+  if (core::Status s = back.write_back(engine); !s.is_ok()) return fail(s, at);
   if (core::Status s = engine.resume_at(e); !s.is_ok()) return fail(s, at);
   return true;
 }
@@ -649,6 +707,8 @@ void ResidentPrefix::clear() {
   pin_.clear();
   park_.clear();
   prompt_.clear();
+  branch_lines_.clear();
+  deferred_lines_.clear();
   guest_ = false;
   guest_stashed_ = false;
 }

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -66,6 +67,12 @@ struct ResidentOptions {
   // Anchors at branch points: where a prompt parted from the rows in place, and one token
   // before a prompt's end (docs/cache.md "Branch points").
   bool branch_anchors = true;
+  // A branch point at most this many tokens above an anchor the prefill keeps anyway (the
+  // resume point's, an anchor line it passes) is not cut in the prefill: every cut costs a
+  // forward call of its own (the weights read once more). It is taken after the answer
+  // instead (take_deferred_anchors), by re-forwarding from that anchor. 0: every branch point
+  // is cut in the prefill.
+  int64_t defer_branch_tokens = 64;
 };
 
 // Counters and bytes for /v1/cache/stats and /metrics (a plain value).
@@ -75,6 +82,7 @@ struct ResidentStats {
   int64_t anchor_bytes = 0;
   int64_t anchors_taken = 0;
   int64_t branch_anchors = 0;   // of those, taken at a branch point (not a line, not an end)
+  int64_t branch_deferred = 0;  // of those, taken after the answer (take_deferred_anchors)
   int64_t echo_anchors = 0;     // take_echo_anchor: taken inside an answer after it
   int64_t echo_tokens = 0;      // tokens it re-forwarded for them
   int64_t anchors_evicted = 0;  // by the anchor budget
@@ -110,6 +118,7 @@ struct ResidentStats {
     f("anchor_bytes", anchor_bytes, StatKind::kGauge);
     f("anchors_taken", anchors_taken, StatKind::kCounter);
     f("branch_anchors", branch_anchors, StatKind::kCounter);
+    f("branch_deferred", branch_deferred, StatKind::kCounter);
     f("echo_anchors", echo_anchors, StatKind::kCounter);
     f("echo_tokens", echo_tokens, StatKind::kCounter);
     f("anchors_evicted", anchors_evicted, StatKind::kCounter);
@@ -197,6 +206,18 @@ class ResidentPrefix final : public OfferSource {
   // token. False when it did nothing (no error: the next turn then re-reads from below).
   core::Result<bool> take_echo_anchor(engine::Engine& engine, int64_t at, int64_t not_below,
                                       int64_t max_tokens);
+  // After the generation (keep_end), with the engine at the end of the rows in place: the
+  // branch points of the last prefill that were deferred (ResidentOptions::
+  // defer_branch_tokens), each made as an echo anchor is (re-forwarding from the anchor below
+  // it, the state at the end put back after: the end anchor's, or a copy taken first). The plan is
+  // dropped by the next begin(): a request that comes first does without them. `fence` is
+  // called with the first row each re-forward writes, before it does (a disk writer may be
+  // copying those rows). The number taken; an error leaves the engine's state untrusted (as
+  // take_echo_anchor's).
+  core::Result<int64_t> take_deferred_anchors(engine::Engine& engine,
+                                              const std::function<void(int64_t)>& fence);
+  // The branch points the last begin() deferred (ascending; none once taken).
+  const std::vector<int64_t>& deferred_lines() const { return deferred_lines_; }
   // Puts a guest's stash back (the rows in place are the conversation's again). Idempotent.
   core::Status finish_request(engine::Engine& engine);
   // Drops everything (a guest's stash too: call finish_request first to keep the rows).
@@ -209,6 +230,8 @@ class ResidentPrefix final : public OfferSource {
                           const ResumeOffer& chosen) const;
   // The body anchors in place (ascending), for a save of the conversation.
   std::vector<const SectionCopy*> anchor_copies() const;
+  // The body anchor at `position` (null: none).
+  const SectionCopy* anchor_at(int64_t position) const { return anchors_.at(position); }
   // The parked conversation when the rows in place are still its head (null: none).
   const ParkedSession::Contents* parked() const;
   // Called with the parked conversation before the park gives it up (parked over, its head
@@ -251,6 +274,13 @@ class ResidentPrefix final : public OfferSource {
   core::Status fail(core::Status s, int64_t valid);
   void want_branch_lines(int64_t c, int64_t r, int64_t m);
   void want_line(int64_t line, int64_t r, int64_t m);
+  // take_echo_anchor's work, with the engine at back.position(): an anchor at `at`
+  // re-forwarded from the largest anchor at or below it (within `max_tokens`, at or above
+  // `not_below`), then `back` written back. False when nothing was done; *tokens: how many
+  // were re-forwarded; fence(first row re-forwarded) first.
+  core::Result<bool> reforward_anchor(engine::Engine& engine, const SectionCopy& back, int64_t at,
+                                      int64_t not_below, int64_t max_tokens, int64_t* tokens,
+                                      const std::function<void(int64_t)>& fence);
   void count_start(const ResumeOffer& chosen);
   void prepare_replacement(engine::Engine& engine, std::string_view session, int64_t c,
                            int64_t from, bool may_pin);
@@ -272,6 +302,7 @@ class ResidentPrefix final : public OfferSource {
   int64_t granularity_ = 1;
   int64_t bytes_per_token_ = 0;
   int64_t section_bytes_ = 0;
+  int64_t line_step_ = 1;  // body anchor lines: multiples of this
 
   std::vector<int32_t> tokens_;  // rows [0, tokens_.size()) in place are these tokens'
   std::string session_;
@@ -282,8 +313,9 @@ class ResidentPrefix final : public OfferSource {
   PinnedHead pin_;
   ParkedSession park_;
 
-  std::vector<int32_t> prompt_;        // the prefill begin() prepared (on_anchor extends tokens_)
-  std::vector<int64_t> branch_lines_;  // its branch points (want_branch_lines)
+  std::vector<int32_t> prompt_;          // the prefill begin() prepared (on_anchor extends tokens_)
+  std::vector<int64_t> branch_lines_;    // its branch points (want_branch_lines)
+  std::vector<int64_t> deferred_lines_;  // branch points taken after the answer instead
   bool guest_ = false;
   int64_t guest_from_ = 0;  // the first row the guest may overwrite
   bool guest_stashed_ = false;

@@ -64,6 +64,48 @@ size_t SectionPool::held_bytes() const {
   return held_;
 }
 
+size_t SectionPool::stock(std::span<const size_t> sizes, size_t sets,
+                          const std::function<bool(size_t bytes)>& may_add,
+                          const std::function<bool()>& should_stop) {
+  size_t bytes = 0;
+  for (size_t n : sizes) bytes += n;
+  if (bytes == 0 || bytes > kMaxBytes) return 0;
+  sets = std::min(sets, kMaxSets - 1);
+  size_t added = 0;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      size_t have = 0;
+      for (const std::vector<core::AlignedBuffer>& s : sets_) have += same_sizes(s, sizes);
+      // A set that would push another out, or pass the bytes bound, is not added.
+      if (have >= sets || sets_.size() >= kMaxSets || held_ + bytes > kMaxBytes) return added;
+    }
+    if (should_stop() || !may_add(bytes)) return added;
+    // Written once, so every page is in place whatever its size (the allocation faults in
+    // only large buffers, aligned_buffer.cc).
+    std::vector<core::AlignedBuffer> parts;
+    parts.reserve(sizes.size());
+    for (size_t n : sizes)
+      parts.emplace_back(n, core::AlignedBuffer::Pages::kSmall, core::AlignedBuffer::Fill::kZero);
+    give(std::move(parts));
+    ++added;
+  }
+}
+
+size_t SectionPool::shed(size_t want) {
+  std::vector<std::vector<core::AlignedBuffer>> dropped;  // freed after the lock
+  size_t freed = 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  while (!sets_.empty() && freed < want) {
+    const size_t n = set_bytes(sets_.front());
+    freed += n;
+    held_ -= n;
+    dropped.push_back(std::move(sets_.front()));
+    sets_.erase(sets_.begin());
+  }
+  return freed;
+}
+
 void SectionPool::clear() {
   std::lock_guard<std::mutex> lock(mu_);
   sets_.clear();

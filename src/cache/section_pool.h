@@ -16,10 +16,14 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <mutex>
 #include <span>
+#include <string_view>
 #include <vector>
 
+#include "cache/cache_level.h"
 #include "core/aligned_buffer.h"
 
 namespace anchorage::cache {
@@ -41,10 +45,37 @@ class SectionPool {
   // Frees every held set (tests).
   void clear();
 
+  // Spare sets ready before they are asked for: a follow-up's prefill copies the state at its
+  // lines (docs/cache.md "Branch points") while every older copy is still held, so the pool
+  // has nothing to give and each copy pays its first touch on the request path. Called in the
+  // engine's idle moment after an answer: until the pool holds `sets` sets of `sizes` (at
+  // most kMaxSets - 1, so a released set still finds room), a new set is faulted in, one at a
+  // time, while may_add(its bytes) says the memory budget allows it and should_stop() says no
+  // request waits. Returns the sets added.
+  size_t stock(std::span<const size_t> sizes, size_t sets,
+               const std::function<bool(size_t bytes)>& may_add,
+               const std::function<bool()>& should_stop);
+  // Frees the oldest sets until `want` bytes went or none is left; the bytes freed.
+  size_t shed(size_t want);
+
  private:
   mutable std::mutex mu_;
   std::vector<std::vector<core::AlignedBuffer>> sets_;
   size_t held_ = 0;
+};
+
+// The pool as the memory budget's cheapest level ("spare_states"): its sets are the first
+// bytes given back under pressure, since losing them only makes a later copy pay its first
+// touch (cache_level.h).
+class SparePoolLevel final : public CacheLevel {
+ public:
+  explicit SparePoolLevel(SectionPool& pool) : pool_(pool) {}
+  std::string_view level_name() const override { return "spare_states"; }
+  int64_t held_bytes() const override { return int64_t(pool_.held_bytes()); }
+  int64_t shed(int64_t want) override { return int64_t(pool_.shed(size_t(want))); }
+
+ private:
+  SectionPool& pool_;
 };
 
 }  // namespace anchorage::cache

@@ -59,6 +59,18 @@ SectionCopy SectionCopy::allocate(const core::StateLayout& layout, int64_t posit
   return c;
 }
 
+SectionCopy SectionCopy::clone() const {
+  std::vector<size_t> sizes;
+  for (const core::AlignedBuffer& b : parts_) sizes.push_back(b.size());
+  SectionCopy c;
+  c.position_ = position_;
+  c.bytes_ = bytes_;
+  c.parts_ = SectionPool::instance().take(sizes);
+  for (size_t i = 0; i < parts_.size(); ++i)
+    std::memcpy(c.parts_[i].data(), parts_[i].data(), parts_[i].size());
+  return c;
+}
+
 SectionCopy SectionCopy::capture(engine::Engine& engine) {
   engine.settle();
   const core::StateLayout& layout = engine.layout();

@@ -30,6 +30,8 @@ class SectionCopy {
   // Zeroed buffers for every section of `layout`, to be filled from elsewhere (a disk file)
   // through mutable_part() before write_back.
   static SectionCopy allocate(const core::StateLayout& layout, int64_t position);
+  // A copy of this copy (its buffers from the pool).
+  SectionCopy clone() const;
 
   bool empty() const { return parts_.empty(); }
   int64_t position() const { return position_; }

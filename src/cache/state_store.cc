@@ -95,12 +95,20 @@ int64_t StateStore::prefix_line(int64_t prompt_len, const engine::Engine& engine
   return std::min(prompt_len, max_entry_tokens(engine)) / step * step;
 }
 
+StorePut StateStore::put_prefix_from(engine::Engine& engine, std::span<const int32_t> tokens,
+                                     const SectionCopy& sections, int64_t tainted_from) {
+  return put(engine, tokens, tainted_from, /*prefix=*/true, {}, &sections);
+}
+
 StorePut StateStore::put(engine::Engine& engine, std::span<const int32_t> tokens,
-                         int64_t tainted_from, bool prefix, std::string_view conversation) {
+                         int64_t tainted_from, bool prefix, std::string_view conversation,
+                         const SectionCopy* sections) {
   const int64_t n = int64_t(tokens.size());
   // A key that does not cover the state exactly (the engine forwarded tokens the turn did not
   // commit, or the reverse) has no entry: decline before anything is cloned (seed, SRV-253).
-  if (n == 0 || n != engine.length()) return decline(StorePut::kDeclinedShort, n, 0, conversation);
+  const bool covers = sections != nullptr ? sections->position() == n && n <= engine.length()
+                                          : n == engine.length();
+  if (n == 0 || !covers) return decline(StorePut::kDeclinedShort, n, 0, conversation);
   if (prefix && tainted_from < n) return decline(StorePut::kDeclinedTainted, n, 0, conversation);
 
   auto existing = find_exact(tokens);
@@ -124,7 +132,7 @@ StorePut StateStore::put(engine::Engine& engine, std::span<const int32_t> tokens
   e.tokens.assign(tokens.begin(), tokens.end());
   e.tainted_from = tainted_from;
   e.granularity = engine.exact_granularity();
-  e.sections = SectionCopy::capture(engine);
+  e.sections = sections != nullptr ? sections->clone() : SectionCopy::capture(engine);
   e.rows = RowCopy::capture(engine, 0, n);
   e.bytes = e.sections.bytes() + e.rows.bytes() + n * int64_t(sizeof(int32_t));
   ANCHORAGE_CHECK(e.bytes == bytes);  // reserve() counted what the clone really takes

@@ -146,6 +146,12 @@ class StateStore final : public CacheLevel, public OfferSource {
   // prompt's first `position` ids. A tainted prefix (tainted_from < tokens.size()) is declined.
   StorePut put_prefix(engine::Engine& engine, std::span<const int32_t> tokens,
                       int64_t tainted_from = kUntainted, std::string_view conversation = {});
+  // The same entry later, from a copy of the sections at tokens.size() (a body anchor) and
+  // the engine's rows [0, tokens.size()), which must still be those tokens' (the engine may
+  // have gone further since: an answer, decoded above them). What the server uses to take
+  // the prefix line off the request path (docs/cache.md "State store").
+  StorePut put_prefix_from(engine::Engine& engine, std::span<const int32_t> tokens,
+                           const SectionCopy& sections, int64_t tainted_from = kUntainted);
 
   // The longest entry that is a strict prefix of `prompt` (an entry equal to the whole prompt
   // is not offered: its state is past the last token, whose logits the request needs).
@@ -188,8 +194,9 @@ class StateStore final : public CacheLevel, public OfferSource {
   };
   using EntryList = std::list<Entry>;  // most recently used first
 
+  // `sections`: the state at tokens.size() (null: the engine's, then at that length).
   StorePut put(engine::Engine& engine, std::span<const int32_t> tokens, int64_t tainted_from,
-               bool prefix, std::string_view conversation);
+               bool prefix, std::string_view conversation, const SectionCopy* sections = nullptr);
   StorePut decline(StorePut why, int64_t n_tokens, int64_t bytes, std::string_view conversation);
   uint64_t hash_of(std::span<const int32_t> tokens) const;
   // The taint of a sequence resumed from e: its own, or its end when that is off the grid.

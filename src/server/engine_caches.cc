@@ -62,6 +62,7 @@ EngineCaches::EngineCaches(const CacheOptions& options, engine::Engine& engine,
       [this](const cache::ParkedSession::Contents& p) { spill_given_up(p); });
   // Shedding order, cheapest first (the seed's "Memory"): responses, the state store, body
   // anchors, the end anchor, the guest stash, the parked session, the pinned head.
+  budget_.add_level(&spare_level_);
   budget_.add_level(&responses_);
   budget_.add_level(&store_);
   for (cache::CacheLevel* level : resident_.levels()) budget_.add_level(level);
@@ -516,6 +517,7 @@ core::Result<CacheStart> EngineCaches::begin(const GenerationJob& job) {
   const std::string session = session_tag(job.session.hash(), !job.session.empty());
   start.served = serve(job, session, scope);
   if (!answer_from_prepared(job, session, &start) && !answer_from_responses(job, scope, &start)) {
+    settle_prefix();
     settle_snapshot(start.served.tokens, session);
     auto plan = plan_with_room(start.served.tokens, session, scope);
     if (!plan) {
@@ -590,10 +592,16 @@ engine::PrefillOptions EngineCaches::prefill_hooks(const CacheStart& start) {
     }
     if (start.prefix_line > 0 && position == start.prefix_line) {
       const int64_t taint = resident_.taint();
-      // What the put did is counted in the store's stats.
-      (void)store_.put_prefix(
-          engine_, std::span<const int32_t>(start.served.tokens).first(size_t(position)),
-          taint == cache::ResidentPrefix::kNoTaint ? cache::StateStore::kUntainted : taint);
+      const int64_t t =
+          taint == cache::ResidentPrefix::kNoTaint ? cache::StateStore::kUntainted : taint;
+      const std::span<const int32_t> prefix =
+          std::span<const int32_t>(start.served.tokens).first(size_t(position));
+      // Off the request path when the rows stay (not a guest's) and an anchor holds the
+      // sections (settle_prefix). What the put did is counted in the store's stats.
+      if (!resident_.guest_active() && resident_.anchor_at(position) != nullptr)
+        pending_prefix_ = PendingPrefix{{prefix.begin(), prefix.end()}, t};
+      else
+        (void)store_.put_prefix(engine_, prefix, t);
     }
   };
   return o;
@@ -603,6 +611,7 @@ void EngineCaches::end(const GenerationJob& job, const CacheStart& start,
                        const engine::GenerationResult& result,
                        const std::vector<size_t>& hidden_sampled, int64_t prefill_tokens) {
   rows_used_ns_ = core::now_ns();
+  answer_tenant_ = start.tenant;
   if (prefill_tokens > 0) planner_.note_prefill(prefill_tokens, result.prefill_ns);
   // Every token the engine forwarded: the prompt and the decoded ones (the last sampled token
   // is not decoded, generation.h).
@@ -622,7 +631,8 @@ void EngineCaches::end(const GenerationJob& job, const CacheStart& start,
       if (hidden_sampled.empty() && result.decode_steps >= 2)
         echo_ = EchoPlan{int64_t(start.served.tokens.size()), result.tokens, result.decode_steps};
       if (options_.store)
-        pending_snapshot_ = PendingSnapshot{std::move(forwarded), std::move(session)};
+        pending_snapshot_ = PendingSnapshot{std::move(forwarded), std::move(session),
+                                            int64_t(start.served.tokens.size())};
     }
   }
   core::ignore_status(resident_.finish_request(engine_), "cache: resident finish");
@@ -639,9 +649,12 @@ void EngineCaches::settle_snapshot(std::span<const int32_t> served, const std::s
   PendingSnapshot p = std::move(*pending_snapshot_);
   pending_snapshot_.reset();
   const int64_t n = int64_t(p.tokens.size());
-  const bool goes_on = session == p.session && int64_t(served.size()) >= n &&
-                       std::equal(p.tokens.begin(), p.tokens.end(), served.begin()) &&
-                       resident_.end_anchor().position() == n;
+  // The client's copy of the answer may part from the generated tokens (re-tokenized, edited):
+  // the turn still goes on in place from an anchor at or above its prompt's end (the end of
+  // its prefill, an echo anchor), and a snapshot of the answer as generated would only serve a
+  // client that sends it back as no client of this conversation did.
+  const bool goes_on = session == p.session && common_prefix(p.tokens, served) >= p.prompt &&
+                       int64_t(served.size()) > p.prompt && resident_.end_anchor().position() == n;
   ANCHORAGE_LOG_DEBUG("cache: session snapshot of %lld tokens %s", (long long)n,
                       goes_on ? "skipped (the turn goes on in place)" : "taken (the rows go)");
   if (goes_on) {
@@ -654,6 +667,21 @@ void EngineCaches::settle_snapshot(std::span<const int32_t> served, const std::s
     return;
   }
   keep_snapshot(p.tokens, p.session);
+}
+
+// The last prefill's prefix line goes to the store: from the body anchor there and the rows
+// below it, as long as both are still the prefix's (the anchor may have been shed, the rows
+// replaced); otherwise it is given up (the store only misses an entry).
+void EngineCaches::settle_prefix() {
+  if (!pending_prefix_) return;
+  PendingPrefix p = std::move(*pending_prefix_);
+  pending_prefix_.reset();
+  const int64_t n = int64_t(p.tokens.size());
+  const cache::SectionCopy* at = resident_.anchor_at(n);
+  if (!options_.store || at == nullptr || common_prefix(resident_.tokens(), p.tokens) < n ||
+      engine_.length() < n)
+    return;
+  (void)store_.put_prefix_from(engine_, p.tokens, *at, p.taint);  // counted in its stats
 }
 
 void EngineCaches::keep_snapshot(const std::vector<int32_t>& forwarded,
@@ -695,6 +723,25 @@ void EngineCaches::keep_end(const CacheStart& start, const std::vector<int32_t>&
 // at the anchor below (the end of the prefill). Re-encoding the answer's text predicts the
 // point; an anchor is taken there.
 void EngineCaches::after_answer() {
+  settle_prefix();
+  // The branch points the prefill did not cut (ResidentOptions::defer_branch_tokens). The
+  // writer copies no row from where a re-forward starts (it rewrites the same bits).
+  if (!resident_.deferred_lines().empty()) {
+    const std::vector<int64_t> lines = resident_.deferred_lines();
+    auto taken = resident_.take_deferred_anchors(engine_, [this](int64_t first_row) {
+      if (disk_) disk_->fence(first_row);
+    });
+    if (!taken) {
+      core::ignore_status(taken.error(), "cache: deferred branch anchor failed");
+      abandon();  // the engine's state is not trusted
+      return;
+    }
+    // Lines of the last request's prefill, made now: that tenant's states.
+    for (int64_t line : lines)
+      if (resident_.anchor_at(line) != nullptr)
+        record_made(answer_tenant_, resident_.tokens(), {line});
+    if (*taken > 0) publish_stats();
+  }
   if (!echo_) return;
   const EchoPlan plan = std::move(*echo_);
   echo_.reset();
@@ -712,6 +759,17 @@ void EngineCaches::after_answer() {
     return;
   }
   publish_stats();
+}
+
+void EngineCaches::stock_spares(const std::function<bool()>& should_stop) {
+  if (options_.spare_sets == 0) return;
+  std::vector<size_t> sizes;
+  for (const core::TensorSpec& spec : engine_.layout().sections)
+    sizes.push_back(size_t(spec.bytes()));
+  if (cache::SectionPool::instance().stock(
+          sizes, options_.spare_sets,
+          [this](size_t bytes) { return budget_.may_grow(int64_t(bytes)); }, should_stop) > 0)
+    publish_stats();
 }
 
 void EngineCaches::put_response(const GenerationJob& job, const CacheStart& start,
@@ -808,6 +866,7 @@ CachePrewarm EngineCaches::prewarm(const std::vector<int32_t>& prompt,
 // The rows are about to change: the previous turn's snapshot is taken now, and what the rows
 // in place and the park hold goes to the spill when a give-up would save it.
 void EngineCaches::save_before_prewarm() {
+  settle_prefix();
   settle_snapshot({}, {});
   const int64_t keep_from = spill_->options().give_up_min_tokens;
   if (const cache::ParkedSession::Contents* p = resident_.parked();
@@ -830,6 +889,7 @@ int64_t EngineCaches::exact_rows_in_place(std::span<const int32_t> served) const
 void EngineCaches::abandon() {
   if (disk_) disk_->fence(0);
   pending_snapshot_.reset();
+  pending_prefix_.reset();
   echo_.reset();
   resident_.clear();
   regions_.clear();
@@ -844,6 +904,7 @@ void EngineCaches::clear(bool disk) {
   if (spill_ && disk) spill_->clear();
   core::ignore_status(resident_.finish_request(engine_), "cache: resident finish");
   pending_snapshot_.reset();
+  pending_prefix_.reset();
   resident_.clear();
   store_.clear();
   responses_.clear();

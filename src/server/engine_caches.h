@@ -37,6 +37,7 @@
 #include "cache/planner.h"
 #include "cache/resident_prefix.h"
 #include "cache/response_cache.h"
+#include "cache/section_pool.h"
 #include "cache/session_spill.h"
 #include "cache/state_store.h"
 #include "cache/tenant_scope.h"
@@ -64,6 +65,10 @@ struct CacheOptions {
   // may serve the rows' tokens where the client's text matches them (docs/exactness.md).
   ResumePolicy resume_policy = ResumePolicy::kExact;
   cache::ResidentOptions resident;
+  // Spare state-copy sets faulted in after an answer, for the next request's captures
+  // (stock_spares; 0: none). A follow-up copies the state one token before its end and at its
+  // end, and at any anchor line or branch point it crosses, before its first token.
+  size_t spare_sets = 3;
   bool store = true;  // the state store (session and prefix snapshots)
   cache::StateStoreOptions store_options;
   bool response_cache = false;  // --response-cache
@@ -169,6 +174,10 @@ class EngineCaches {
   // predicted to part from the generated tokens (docs/cache.md "Echo anchors"). A request that
   // came first drops it.
   void after_answer();
+  // Then, still idle: spare state-copy buffers faulted in for the next request's captures
+  // (SectionPool::stock), as many sets as a follow-up's prefill takes before its first token,
+  // each only while the memory budget allows it and should_stop() (a request waits) is false.
+  void stock_spares(const std::function<bool()>& should_stop);
   // A response-cache entry for a finished greedy job (job.response_key not empty).
   void put_response(const GenerationJob& job, const CacheStart& start,
                     cache::CachedResponse response);
@@ -246,6 +255,7 @@ class EngineCaches {
   void spill_given_up(const cache::ParkedSession::Contents& p);
   void read_back_resident();
   void settle_snapshot(std::span<const int32_t> served, const std::string& session);
+  void settle_prefix();
   // After the generation.
   void keep_snapshot(const std::vector<int32_t>& forwarded, const std::string& session);
   void keep_end(const CacheStart& start, const std::vector<int32_t>& forwarded,
@@ -256,6 +266,7 @@ class EngineCaches {
   CacheOptions options_;
   engine::Engine& engine_;
   const text::Tokenizer& tokenizer_;
+  cache::SparePoolLevel spare_level_{cache::SectionPool::instance()};  // the budget's first level
   cache::ResidentPrefix resident_;
   cache::StateStore store_;
   cache::ResponseCache responses_;
@@ -273,8 +284,17 @@ class EngineCaches {
   struct PendingSnapshot {
     std::vector<int32_t> tokens;
     std::string session;
+    int64_t prompt = 0;  // the turn's prompt: tokens from here on are its answer
   };
   std::optional<PendingSnapshot> pending_snapshot_;
+  // The store's prefix line of the last prefill, not yet copied: the rows below it stay in
+  // place after the request and the body anchor there holds its sections, so the copy waits
+  // for the idle moment after the answer, or the next request's start (settle_prefix).
+  struct PendingPrefix {
+    std::vector<int32_t> tokens;
+    int64_t taint = 0;  // as put_prefix takes it
+  };
+  std::optional<PendingPrefix> pending_prefix_;
   // The answer after_answer() looks at for an echo anchor: its sampled tokens from row `base`,
   // the first `decoded` of them forwarded (the end anchor covers those).
   struct EchoPlan {
@@ -283,8 +303,9 @@ class EngineCaches {
     int64_t decoded = 0;
   };
   std::optional<EchoPlan> echo_;
-  int64_t rows_used_ns_ = 0;  // when a request last ended (the prewarm's resident_in_use)
-  ServedStats served_stats_;  // counters of the steps above
+  std::string answer_tenant_;  // whose request end() saw last (after_answer's states)
+  int64_t rows_used_ns_ = 0;   // when a request last ended (the prewarm's resident_in_use)
+  ServedStats served_stats_;   // counters of the steps above
   mutable std::mutex stats_mu_;
   CacheStats stats_;
 };

@@ -164,7 +164,10 @@ void EngineQueue::loop() noexcept {
     if (suffix_ != nullptr && !item.read_tokens.empty())
       suffix_->add_request(item.read_tokens, item.written_tokens);
     // Still as the running job, so an idle task cannot interleave.
-    if (idle && caches_ != nullptr) caches_->after_answer();
+    if (idle && caches_ != nullptr) {
+      caches_->after_answer();
+      caches_->stock_spares([this] { return work_waits(); });
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       running_ = false;
@@ -173,6 +176,11 @@ void EngineQueue::loop() noexcept {
     }
     cv_.notify_all();
   }
+}
+
+bool EngineQueue::work_waits() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return closed_ || !waiting_.empty() || tasks_waiting_ > 0;
 }
 
 // Runs the caches' idle step with the lock released; a job that arrives, a task that waits for
@@ -184,8 +192,7 @@ void EngineQueue::prepare_ahead(std::unique_lock<std::mutex>& lock) {
   if (caches_->summary_wanted()) {
     caches_->prepare_summary([this, &step_hook] {
       if (step_hook) step_hook();
-      std::lock_guard<std::mutex> g(mu_);
-      return closed_ || !waiting_.empty() || tasks_waiting_ > 0;
+      return work_waits();
     });
   }
   // Written (or not wanted): nothing to do until a job changes the conversation in place.

@@ -99,6 +99,8 @@ class EngineQueue {
   };
   void loop() noexcept;
   void prepare_ahead(std::unique_lock<std::mutex>& lock);
+  // Whether idle work should stop: a job or a task waits for the engine, or the queue closed.
+  bool work_waits() const;
   JobOutcome run(Item& item);
   core::Result<CacheStart> start_job(const GenerationJob& job);
   core::Result<engine::GenerationResult> generate(const GenerationJob& job, const CacheStart& start,

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "cache/resident_rig.h"
@@ -150,6 +151,62 @@ TEST_P(ResidentPrefixTest, AnEchoAnchorInsideTheAnswerLeavesTheEndAsItWas) {
   EXPECT_EQ(second.offer.resume_at, 205);
   EXPECT_TRUE(second.offer.exact);
   EXPECT_TRUE(same_state(r.cold(p2), second.after_prefill));
+}
+
+// Issue 14 §3: a branch point a few tokens above the resume point (a follow-up's last user
+// message starts right after the answer it resumes at) is not cut in the prefill, where a cut
+// is a forward call of its own, but taken after the answer by re-forwarding from the resume
+// point's anchor: the state at the end is put back bit for bit, and the next prompt parting
+// there resumes at it exactly as a cold prefill. Only where every token is exact; the toy cuts
+// it in the prefill as before.
+TEST_P(ResidentPrefixTest, ABranchPointNearTheResumePointIsTakenAfterTheAnswer) {
+  ResidentOptions o = rig_resident_options();
+  o.branch_anchors = true;
+  o.defer_branch_tokens = 16;  // the rig's lines are 64 apart: every point is within 64 of one
+  ResidentRig& r = rig(o);
+  const Served a = r.serve(tokens(200, 81), "s", 9);  // the end anchor at 208
+  const std::vector<int32_t> p2 = concat(a.forwarded, tokens(100, 82));
+  const int64_t head = 224;  // 16 above the resume point, on the toy's grid
+  const cache::ResumeOffer offer = r.rp.offer(p2, "s");
+  ASSERT_EQ(offer.resume_at, 208);
+  ASSERT_EQ(offer.source, ResumeSource::kEnd);
+  ASSERT_TRUE(r.rp.begin(*r.engine, p2, "s", 4, offer).is_ok());
+  r.rp.want_head_line(head);
+  const std::vector<int64_t>& cut = r.rp.branch_lines();
+  const bool deferred = exact_everywhere();
+  EXPECT_EQ(std::count(cut.begin(), cut.end(), head), deferred ? 0 : 1);
+  EXPECT_EQ(r.rp.deferred_lines(), deferred ? std::vector<int64_t>{head} : std::vector<int64_t>{});
+  // One token before the end (307) is 51 above the line the prefill passes (256): cut.
+  EXPECT_EQ(std::count(cut.begin(), cut.end(), 307), deferred ? 1 : 0);
+  engine::PrefillOptions po;
+  po.on_anchor = [&](int64_t pos, bool is_end) { r.rp.on_anchor(*r.engine, pos, is_end); };
+  po.extra_lines = cut;
+  ASSERT_TRUE(r.engine->prefill(std::span<const int32_t>(p2).subspan(208), po).is_ok());
+  std::vector<int32_t> forwarded = p2;
+  for (int i = 0; i < 3; ++i) {
+    forwarded.push_back(greedy(r.engine->logits()));
+    ASSERT_TRUE(r.engine->decode(forwarded.back()).is_ok());
+  }
+  r.rp.keep_end(*r.engine, forwarded, {});
+  StateSnapshot before = take_snapshot(*r.engine);
+  const int64_t counted = r.rp.stats().branch_deferred;  // the first prompt's 199, on qwen35
+  auto taken = r.rp.take_deferred_anchors(*r.engine, {});
+  ASSERT_TRUE(taken) << taken.error().message();
+  EXPECT_EQ(*taken, deferred ? 1 : 0);
+  EXPECT_EQ(r.rp.stats().branch_deferred - counted, deferred ? 1 : 0);
+  EXPECT_TRUE(r.rp.deferred_lines().empty());
+  StateSnapshot after = take_snapshot(*r.engine);
+  before.logits.clear();  // the end is resumed by forwarding a token: no logits kept
+  after.logits.clear();
+  EXPECT_TRUE(same_state(before, after));
+
+  const std::vector<int32_t> p3 = parted(p2, head, tokens(30, 83));
+  const Served third = r.serve(p3, "s", 0);
+  EXPECT_EQ(third.offer.source, ResumeSource::kAnchor);
+  EXPECT_EQ(third.offer.resume_at, head);
+  if (!exact_everywhere()) return;  // the toy's rows above the decoded ones are tainted
+  EXPECT_TRUE(third.offer.exact);
+  EXPECT_TRUE(same_state(r.cold(p3), third.after_prefill));
 }
 
 TEST_P(ResidentPrefixTest, AnIdenticalPromptStillForwardsItsLastToken) {

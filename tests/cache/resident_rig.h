@@ -93,6 +93,9 @@ struct ResidentRig {
       }
       rp.keep_end(*engine, s.forwarded, std::move(hidden));
     }
+    // The server's idle step after the answer: the branch points the prefill did not cut.
+    auto deferred = rp.take_deferred_anchors(*engine, {});
+    EXPECT_TRUE(deferred.has_value());
     return s;
   }
 

@@ -141,5 +141,75 @@ TEST_F(SectionPoolTest, AllocateHandsOutZeroedBuffersEvenWhenRecycled) {
   }
 }
 
+std::vector<size_t> section_sizes(const engine::Engine& e) {
+  std::vector<size_t> sizes;
+  for (const core::TensorSpec& spec : e.layout().sections) sizes.push_back(size_t(spec.bytes()));
+  return sizes;
+}
+
+TEST_F(SectionPoolTest, StockedSparesServeTheNextCapturesWithTheEnginesBytes) {
+  cache::SectionPool& pool = cache::SectionPool::instance();
+  const size_t section = size_t(engine_->cost().section_bytes);
+  const std::vector<size_t> sizes = section_sizes(*engine_);
+  auto yes = [](size_t) { return true; };
+  auto never = [] { return false; };
+  EXPECT_EQ(pool.stock(sizes, 3, yes, never), 3u);
+  EXPECT_EQ(pool.held_bytes(), 3 * section);
+  EXPECT_EQ(pool.stock(sizes, 3, yes, never), 0u);  // already there: nothing added
+  // Never more than kMaxSets - 1, so a released set still finds room.
+  const size_t most = cache::SectionPool::kMaxSets - 1;
+  EXPECT_EQ(pool.stock(sizes, 100, yes, never), most - 3);
+  EXPECT_EQ(pool.held_bytes(), most * section);
+  prefill_to(100);
+  std::vector<cache::SectionCopy> taken;
+  for (int i = 0; i < 3; ++i) {
+    taken.push_back(cache::SectionCopy::capture(*engine_));
+    EXPECT_TRUE(equals_engine(taken.back()));  // a zeroed spare, filled with the state
+  }
+  EXPECT_EQ(pool.held_bytes(), (most - 3) * section);  // taken, not allocated
+}
+
+TEST_F(SectionPoolTest, StockingStopsWhenTheBudgetOrAWaitingRequestSaysSo) {
+  cache::SectionPool& pool = cache::SectionPool::instance();
+  const size_t section = size_t(engine_->cost().section_bytes);
+  const std::vector<size_t> sizes = section_sizes(*engine_);
+  size_t asked = 0;
+  // The budget allows one set: the second is not added.
+  auto one = [&](size_t bytes) {
+    EXPECT_EQ(bytes, section);
+    return pool.held_bytes() + bytes <= section;
+  };
+  EXPECT_EQ(pool.stock(sizes, 3, one, [] { return false; }), 1u);
+  // A request waits: nothing more, and the budget is not even asked.
+  EXPECT_EQ(pool.stock(
+                sizes, 3,
+                [&](size_t) {
+                  ++asked;
+                  return true;
+                },
+                [] { return true; }),
+            0u);
+  EXPECT_EQ(asked, 0u);
+  EXPECT_EQ(pool.held_bytes(), section);
+}
+
+TEST_F(SectionPoolTest, TheSpareLevelShedsTheOldestSetsFirst) {
+  cache::SectionPool& pool = cache::SectionPool::instance();
+  cache::SparePoolLevel level(pool);
+  const size_t section = size_t(engine_->cost().section_bytes);
+  prefill_to(64);
+  { cache::SectionCopy a = cache::SectionCopy::capture(*engine_); }
+  { cache::RowCopy b = cache::RowCopy::capture(*engine_, 0, 16); }
+  const size_t rows = pool.held_bytes() - section;
+  EXPECT_EQ(level.level_name(), "spare_states");
+  EXPECT_EQ(level.held_bytes(), int64_t(section + rows));
+  EXPECT_EQ(level.shed(1), int64_t(section));  // the oldest set, whole
+  EXPECT_EQ(level.held_bytes(), int64_t(rows));
+  prefill_to(32);
+  cache::RowCopy again = cache::RowCopy::capture(*engine_, 0, 16);  // the row set is still there
+  EXPECT_EQ(pool.held_bytes(), 0u);
+  EXPECT_EQ(level.shed(int64_t(1) << 40), 0);
+}
+
 }  // namespace
 }  // namespace anchorage::test

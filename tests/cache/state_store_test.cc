@@ -124,6 +124,37 @@ TEST_P(StoreExactness, PrefixHitsEqualColdAtBetweenAndBelowTheLine) {
   EXPECT_EQ(store.stats().hit_tokens, 3 * 256);
 }
 
+// Issue 14 §3: the prefix line put later (the server's idle moment after the answer), from a
+// copy of the sections taken at the line and the rows still in place while the engine went on
+// (decoded above them): the entry resumes as a cold prefill does. A copy at another position
+// than the key's length, or a key past the engine, is declined before anything is cloned.
+TEST_P(StoreExactness, APrefixPutLaterFromACopyEqualsCold) {
+  auto e = make_engine(GetParam());
+  auto ref = make_engine(GetParam());
+  const int64_t vocab = e->vocab_size();
+  StateStore store(StateStoreOptions{.prefix_chunk = 64});
+  const std::vector<int32_t> first = random_tokens(300, vocab, 11);
+  const int64_t line = store.prefix_line(int64_t(first.size()), *e);
+  ASSERT_EQ(line, 256);
+  cache::SectionCopy at_line;
+  engine::PrefillOptions po;
+  po.on_anchor = [&](int64_t pos, bool) {
+    if (pos == line) at_line = cache::SectionCopy::capture(*e);
+  };
+  e->reset();
+  ASSERT_TRUE(e->prefill(first, po).is_ok());
+  ASSERT_EQ(at_line.position(), line);
+  for (int32_t t : random_tokens(4, vocab, 13)) ASSERT_TRUE(e->decode(t).is_ok());
+  const std::span<const int32_t> key = std::span(first).first(size_t(line));
+  EXPECT_EQ(store.put_prefix_from(*e, key.first(200), at_line), StorePut::kDeclinedShort);
+  ASSERT_EQ(store.put_prefix_from(*e, key, at_line), StorePut::kStored);
+  EXPECT_EQ(store.stats().prefix_puts, 1);
+  const std::vector<int32_t> prompt = concat(head(first, 280), random_tokens(50, vocab, 12));
+  const StoreRestore r = resume(store, *e, prompt, 256);
+  EXPECT_EQ(r.tainted_from, StateStore::kUntainted);
+  EXPECT_TRUE(same_state(test::cold_snapshot(*ref, prompt), take_snapshot(*e)));
+}
+
 // A session entry after a prefill and greedy decode steps, then the next turn continues it.
 TEST_P(StoreExactness, SessionEntryAfterAGenerationResumesTheNextTurn) {
   auto e = make_engine(GetParam());

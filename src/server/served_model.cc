@@ -65,6 +65,55 @@ core::Result<std::unique_ptr<model::Architecture>> make_random(const ModelSpec& 
   return model::qwen35::make_random_qwen35(*cfg, spec.seed, mopts);
 }
 
+// The tokenizer from tokenizer.json when the model file had none, and the ids that end a
+// generation whatever the request says: the chat format's end of turn, the base model's end of
+// text, and the file's eos ids.
+core::Status load_tokenizer(const ModelSpec& spec, const std::vector<int64_t>& eos_ids,
+                            ServedModel* out) {
+  if (out->tokenizer == nullptr) {
+    const int64_t t_tok = core::now_ns();
+    ANCHORAGE_LOG_INFO("start: loading the tokenizer from %s", spec.tokenizer_json.c_str());
+    auto tokenizer = text::Tokenizer::load_file(spec.tokenizer_json);
+    if (!tokenizer) return tokenizer.error();
+    out->tokenizer = std::make_unique<text::Tokenizer>(std::move(tokenizer.value()));
+    ANCHORAGE_LOG_INFO("start: tokenizer ready (%d ids) in %.2f s", out->tokenizer->vocab_size(),
+                       seconds_since(t_tok));
+  }
+  for (const char* piece : {"<|im_end|>", "<|endoftext|>"}) {
+    if (auto id = out->tokenizer->token_id(piece)) out->stop_ids.push_back(*id);
+  }
+  if (out->stop_ids.empty()) {
+    return core::Status::invalid_argument("tokenizer: has neither <|im_end|> nor <|endoftext|>");
+  }
+  for (int64_t id : eos_ids) {
+    if (std::find(out->stop_ids.begin(), out->stop_ids.end(), int32_t(id)) == out->stop_ids.end())
+      out->stop_ids.push_back(int32_t(id));
+  }
+  return core::Status::ok();
+}
+
+// The model the engine runs: the GGUF file's (its vocabulary must cover the tokenizer's) or a
+// preset's random weights.
+core::Result<std::unique_ptr<model::Architecture>> model_for(
+    const ModelSpec& spec, std::unique_ptr<model::Architecture> gguf_model, ServedModel* out) {
+  if (gguf_model != nullptr) {
+    if (out->tokenizer->vocab_size() > gguf_model->vocab_size()) {
+      return core::Status::invalid_argument(
+          spec.gguf_path + ": the tokenizer has " + std::to_string(out->tokenizer->vocab_size()) +
+          " ids, more than the model's vocabulary of " + std::to_string(gguf_model->vocab_size()));
+    }
+    out->vocab_size = gguf_model->vocab_size();
+    return gguf_model;
+  }
+  const int64_t t_w = core::now_ns();
+  ANCHORAGE_LOG_INFO("start: making random weights (preset %s, seed %llu)", spec.preset.c_str(),
+                     (unsigned long long)spec.seed);
+  auto random = make_random(spec, *out->tokenizer, &out->vocab_size);
+  if (!random) return random.error();
+  ANCHORAGE_LOG_INFO("start: weights ready in %.2f s", seconds_since(t_w));
+  return std::move(random.value());
+}
+
 }  // namespace
 
 core::Result<ServedModel> load_served_model(const ModelSpec& spec) {
@@ -83,53 +132,16 @@ core::Result<ServedModel> load_served_model(const ModelSpec& spec) {
     if (!m) return m.error();
     gguf_model = std::move(m.value());
   }
-  if (out.tokenizer == nullptr) {
-    const int64_t t_tok = core::now_ns();
-    ANCHORAGE_LOG_INFO("start: loading the tokenizer from %s", spec.tokenizer_json.c_str());
-    auto tokenizer = text::Tokenizer::load_file(spec.tokenizer_json);
-    if (!tokenizer) return tokenizer.error();
-    out.tokenizer = std::make_unique<text::Tokenizer>(std::move(tokenizer.value()));
-    ANCHORAGE_LOG_INFO("start: tokenizer ready (%d ids) in %.2f s", out.tokenizer->vocab_size(),
-                       seconds_since(t_tok));
-  }
-  // The chat format's end of turn and the base model's end of text: both end a generation
-  // whatever the request says.
-  for (const char* piece : {"<|im_end|>", "<|endoftext|>"}) {
-    if (auto id = out.tokenizer->token_id(piece)) out.stop_ids.push_back(*id);
-  }
-  if (out.stop_ids.empty()) {
-    return core::Status::invalid_argument("tokenizer: has neither <|im_end|> nor <|endoftext|>");
-  }
-  for (int64_t id : eos_ids) {  // the file's eos ids stop too
-    if (std::find(out.stop_ids.begin(), out.stop_ids.end(), int32_t(id)) == out.stop_ids.end())
-      out.stop_ids.push_back(int32_t(id));
-  }
-
-  std::unique_ptr<model::Architecture> arch;
-  if (gguf_model != nullptr) {
-    if (out.tokenizer->vocab_size() > gguf_model->vocab_size()) {
-      return core::Status::invalid_argument(
-          spec.gguf_path + ": the tokenizer has " + std::to_string(out.tokenizer->vocab_size()) +
-          " ids, more than the model's vocabulary of " + std::to_string(gguf_model->vocab_size()));
-    }
-    out.vocab_size = gguf_model->vocab_size();
-    arch = std::move(gguf_model);
-  } else {
-    const int64_t t_w = core::now_ns();
-    ANCHORAGE_LOG_INFO("start: making random weights (preset %s, seed %llu)", spec.preset.c_str(),
-                       (unsigned long long)spec.seed);
-    auto random = make_random(spec, *out.tokenizer, &out.vocab_size);
-    if (!random) return random.error();
-    arch = std::move(random.value());
-    ANCHORAGE_LOG_INFO("start: weights ready in %.2f s", seconds_since(t_w));
-  }
+  if (core::Status s = load_tokenizer(spec, eos_ids, &out); !s.is_ok()) return s;
+  auto arch = model_for(spec, std::move(gguf_model), &out);
+  if (!arch) return arch.error();
 
   const int64_t t_engine = core::now_ns();
   engine::EngineOptions eopts;
   eopts.capacity = spec.capacity;
   eopts.n_threads = spec.threads;
   eopts.anchor_spacing = spec.anchor_spacing;
-  auto engine = engine::Engine::create(std::move(arch), eopts);
+  auto engine = engine::Engine::create(std::move(arch.value()), eopts);
   if (!engine) return engine.error();
   out.engine = std::move(engine.value());
   ANCHORAGE_LOG_INFO("start: engine ready (context %lld tokens) in %.2f s",

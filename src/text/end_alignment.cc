@@ -139,6 +139,14 @@ std::optional<Failure> build_row_text(const Tokenizer& tok, const EndRecord& rec
     }
   }
 
+  // Special tokens the model sampled inside a generated region: the response skipped them
+  // (server/choice_builder.h), so the client's copy never holds their bytes.
+  std::vector<uint8_t> skipped(rec.tokens.size(), 0);
+  for (const GeneratedRegion& g : rec.generated) {
+    for (int64_t i = g.begin; i < g.end; ++i)
+      skipped[size_t(i)] = tok.is_special(rec.tokens[size_t(i)]);
+  }
+
   RowText& rt = *out;
   rt.token_begin.resize(rec.tokens.size() + 1);
   std::vector<size_t> junctions;
@@ -152,6 +160,7 @@ std::optional<Failure> build_row_text(const Tokenizer& tok, const EndRecord& rec
       if (junctions.empty() || junctions.back() != rt.v.size()) junctions.push_back(rt.v.size());
       continue;
     }
+    if (skipped[i]) continue;
     rt.v.append(bytes);
   }
   rt.token_begin[rec.tokens.size()] = rt.v.size();

@@ -22,6 +22,9 @@
 //    turn). Each region is first compared as the rows are; only when that fails inside its
 //    think block is the block taken out. This generalises a second pass with every region's
 //    reasoning taken out, and costs at most one more scan of each think block.
+// 5. Special tokens sampled in a generated region (<|im_start|>, <|image_pad|>, ...): absent
+//    from P, since the response skips them (added tokens that are not special, <think> and
+//    <tool_call>, are shown and compared).
 // Anything else that differs: not aligned, with a reason that holds numbers only, never text.
 //
 // Cost: O(bytes of T + bytes of P); no allocation beyond the byte view of T and its flags.

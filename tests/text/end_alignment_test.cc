@@ -535,6 +535,36 @@ TEST_F(AlignEnd, NonCanonicalEncodingAlignsByBytes) {
   EXPECT_EQ(std::memcmp(p.data(), rows_text.data(), rows_text.size()), 0);
 }
 
+// A special token the model sampled mid-answer is not in the response, so not in the client's
+// copy: the rows align past it by the bytes around it (rule 5). Outside a generated region the
+// same bytes missing are a real difference.
+TEST_F(AlignEnd, SpecialTokensSampledInTheAnswerAreNotInTheCopy) {
+  Json body = first_body();
+  Rows rows;
+  rows.read(*tok_, render(body));
+  const int32_t pad = *tok_->token_id("<|image_pad|>");
+  ASSERT_TRUE(tok_->is_special(pad));
+  const int64_t begin = static_cast<int64_t>(rows.ids.size());
+  tok_->encode("Let me", &rows.ids);
+  rows.ids.push_back(pad);
+  rows.ids.push_back(pad);
+  tok_->encode(" look.", &rows.ids);
+  rows.generated.push_back({begin, static_cast<int64_t>(rows.ids.size())});
+
+  body["messages"].push_back(assistant_message("Let me look."));
+  body["messages"].push_back(user_message("go on"));
+  const std::string p = render(body);
+  const EndAlignment a = align_end(*tok_, rows.record(), p);
+  ASSERT_TRUE(a.aligned) << a.why;
+  EXPECT_EQ(a.rows_matched, static_cast<int64_t>(rows.ids.size()));
+  EXPECT_EQ(p.compare(a.prompt_bytes, 10, "<|im_end|>"), 0);
+
+  // The same rows read as prompt (no generated region): the copy differs from them.
+  Rows read = rows;
+  read.generated.clear();
+  EXPECT_FALSE(align_end(*tok_, read.record(), p).aligned);
+}
+
 TEST_F(AlignEnd, BadRecordsAreRefused) {
   const std::vector<int32_t> ids = tok_->encode("hello world");
   EndRecord rec{ids, {{0, 9}}, {}};

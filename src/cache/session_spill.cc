@@ -286,8 +286,17 @@ core::Result<SessionSpill::Entry> SessionSpill::read_manifest(const std::string&
   if (!m.contains("blocks") || !m["blocks"].is_array() || !m.contains("anchors") ||
       !m["anchors"].is_array() || m["anchors"].empty())
     return bad("a manifest's lists are malformed");
+  if (Status s = parse_manifest_blocks(m["blocks"], n, &e); !s.is_ok()) return s;
+  if (Status s = parse_manifest_anchors(m["anchors"], n, &e); !s.is_ok()) return s;
+  return e;
+}
+
+// The manifest's blocks: keys, sums per view, and rows that cover [0, n) in order.
+Status SessionSpill::parse_manifest_blocks(const nlohmann::json& blocks, int64_t n,
+                                           Entry* e) const {
+  auto bad = [](const char* what) { return corrupt(Reason::kLengthRange, what); };
   int64_t at = 0;
-  for (const nlohmann::json& b : m["blocks"]) {
+  for (const nlohmann::json& b : blocks) {
     Block blk;
     auto key = b.contains("key") && b["key"].is_string()
                    ? CacheKey::from_hex(b["key"].get<std::string>())
@@ -301,27 +310,35 @@ core::Result<SessionSpill::Entry> SessionSpill::read_manifest(const std::string&
     blk.end = b["end"].get<int64_t>();
     if (blk.end <= blk.begin || blk.end > n) return bad("a manifest's block rows");
     at = blk.end;
-    e.blocks.push_back(std::move(blk));
+    e->blocks.push_back(std::move(blk));
   }
   if (at != n) return bad("a manifest's blocks do not cover its tokens");
+  return Status::ok();
+}
+
+// The manifest's anchors: ascending, each at a block's end (it shares that block's key), the
+// last at the entry's end.
+Status SessionSpill::parse_manifest_anchors(const nlohmann::json& anchors, int64_t n,
+                                            Entry* e) const {
+  auto bad = [](const char* what) { return corrupt(Reason::kLengthRange, what); };
   int64_t last = 0;
-  for (const nlohmann::json& a : m["anchors"]) {
+  for (const nlohmann::json& a : anchors) {
     Anchor anc;
     auto sums = a.contains("sums") ? parse_sums(a["sums"], layout_.sections.size()) : std::nullopt;
     if (!sums || !a.contains("position") || !a["position"].is_number_integer())
       return bad("a manifest's anchor is malformed");
     anc.position = a["position"].get<int64_t>();
     anc.sums = std::move(*sums);
-    auto blk = std::find_if(e.blocks.begin(), e.blocks.end(),
+    auto blk = std::find_if(e->blocks.begin(), e->blocks.end(),
                             [&](const Block& b) { return b.end == anc.position; });
-    if (anc.position <= last || blk == e.blocks.end())
+    if (anc.position <= last || blk == e->blocks.end())
       return bad("a manifest's anchor is not at a block's end");
     anc.key = blk->key;
     last = anc.position;
-    e.anchors.push_back(std::move(anc));
+    e->anchors.push_back(std::move(anc));
   }
   if (last != n) return bad("a manifest's last anchor is not at its end");
-  return e;
+  return Status::ok();
 }
 
 Status SessionSpill::put_manifest(const Entry& e) {

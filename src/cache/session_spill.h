@@ -38,6 +38,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "cache/blob_store.h"
 #include "cache/cache_key.h"
 #include "cache/hidden_span.h"
@@ -269,6 +271,8 @@ class SessionSpill : public OfferSource {
   std::string entry_id(std::string_view session, std::span<const int32_t> tokens) const;
   core::Status put_manifest(const Entry& e);
   core::Result<Entry> read_manifest(const std::string& name);
+  core::Status parse_manifest_blocks(const nlohmann::json& blocks, int64_t n, Entry* e) const;
+  core::Status parse_manifest_anchors(const nlohmann::json& anchors, int64_t n, Entry* e) const;
   void drop_entry(const std::string& id);
   std::optional<std::vector<std::array<uint64_t, 2>>> known_anchor_sums(const CacheKey& key) const;
   void remove_unlisted(const std::vector<std::string>& names);

@@ -25,7 +25,7 @@ const char kReplayUsage[] =
     "[--preset small] "
     "[--quick]\n"
     "         [--out DIR (build/replay)] [--threads 0] [--seed 1] [--max-tokens 48]\n"
-    "         [--capacity 49152] [--tokenizer-dir DIR] [--check]\n"
+    "         [--capacity 49152] [--tokenizer-dir DIR] [--log-level warn] [--check]\n"
     "Plays agent-shaped conversations against in-process servers, one per scenario and\n"
     "configuration; writes DIR/requests.jsonl and DIR/replay.svg, prints one JSON document.\n";
 
@@ -636,6 +636,11 @@ bool parse_replay_args(const std::vector<std::string_view>& args, ReplayOptions*
       o->preset = std::string(v);
     } else if (f == "--out") {
       o->out_dir = std::string(v);
+    } else if (f == "--log-level") {
+      // The servers' log (ids, counts and hashes only): debug names why a resume fell short.
+      const auto level = core::parse_log_level(v);
+      if (!level) return false;
+      o->log_level = *level;
     } else if (f == "--tokenizer-dir") {
       o->tokenizer_json = std::string(v) + "/tokenizer.json";
     } else if (parse_i64(v, &n) && n >= 0) {
@@ -681,7 +686,7 @@ int run_replay(const ReplayOptions& o) {
     std::fprintf(stderr, "replay: cannot create %s: %s\n", o.out_dir.c_str(), ec.message().c_str());
     return 1;
   }
-  core::set_log_level(core::LogLevel::kWarn);
+  core::set_log_level(o.log_level);
   server::ModelSpec ms;
   ms.preset = o.preset;
   ms.seed = o.seed;

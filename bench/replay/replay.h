@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/log.h"
+
 namespace anchorage::bench {
 
 struct ReplayOptions {
@@ -25,6 +27,8 @@ struct ReplayOptions {
   uint64_t seed = 1;
   int64_t max_tokens = 0;  // 0: 48, or 12 with --quick
   int64_t capacity = 0;    // 0: 49,152, or 16,384 with --quick
+  // The servers' log (ids, counts and hashes only); debug names why a resume fell short.
+  core::LogLevel log_level = core::LogLevel::kWarn;
 };
 
 // Parses `bench replay` flags (argv without the command words). Returns false on a bad flag.

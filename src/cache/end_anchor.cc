@@ -4,15 +4,13 @@
 
 namespace anchorage::cache {
 
-void EndAnchor::keep(SectionCopy state, std::vector<HiddenSpan> hidden) {
+void EndAnchor::keep(SectionCopy state) {
   state_ = std::move(state);
-  hidden_ = std::move(hidden);
 }
 
 SectionCopy EndAnchor::release() {
   SectionCopy out = std::move(state_);
   state_ = SectionCopy();
-  hidden_.clear();
   return out;
 }
 

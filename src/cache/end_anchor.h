@@ -1,8 +1,9 @@
 // EndAnchor: the sections at the last position a generation forwarded (the prompt plus every
-// generated token but the last sampled one), with the hidden spans among those tokens
-// (docs/cache.md "Resident prefix"). The rows up to it are the ones in place; the next
-// request that starts with every one of those tokens resumes here and forwards only what is
-// new. It goes when its rows do.
+// generated token but the last sampled one) (docs/cache.md "Resident prefix"). The rows up to
+// it are the ones in place; the next request that starts with every one of those tokens
+// resumes here and forwards only what is new. It goes when its rows do. What those tokens carry
+// (hidden spans, generated regions) is the conversation's, not the anchor's
+// (ConversationMarks): it outlives the anchor turning into a body anchor.
 //
 // Thread safety: none; the engine thread only.
 #pragma once
@@ -12,7 +13,6 @@
 #include <vector>
 
 #include "cache/cache_level.h"
-#include "cache/hidden_span.h"
 #include "cache/state_copy.h"
 
 namespace anchorage::cache {
@@ -21,12 +21,11 @@ class EndAnchor final : public CacheLevel {
  public:
   EndAnchor() = default;
 
-  void keep(SectionCopy state, std::vector<HiddenSpan> hidden);
+  void keep(SectionCopy state);
   bool held() const { return !state_.empty(); }
   // The position (tokens forwarded); -1 when none is held.
   int64_t position() const { return held() ? state_.position() : -1; }
   const SectionCopy& state() const { return state_; }
-  const std::vector<HiddenSpan>& hidden() const { return hidden_; }
   // Hands the sections over (the end becomes a body anchor or moves to the park).
   SectionCopy release();
   void clear();
@@ -37,7 +36,6 @@ class EndAnchor final : public CacheLevel {
 
  private:
   SectionCopy state_;
-  std::vector<HiddenSpan> hidden_;
 };
 
 }  // namespace anchorage::cache

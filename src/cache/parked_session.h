@@ -1,9 +1,9 @@
 // ParkedSession: one conversation moved aside when a request of another session replaced it
 // (A, then B, then A): its tokens, the view rows it lost — from where the two part up to its
-// newest anchor (or its end) that fits — in blocks, its newest anchors, its end anchor with the
-// hidden spans when the rows up to it fit, and the rows' taint line (docs/cache.md "Resident
-// prefix"). Swapping back exchanges the parked rows and the rows in place a block at a time
-// (ResidentPrefix does it), so the memory peak is one block.
+// newest anchor (or its end) that fits — in blocks, its newest anchors, its end anchor when the
+// rows up to it fit, its marks (hidden spans, generated regions) and the rows' taint line
+// (docs/cache.md "Resident prefix"). Swapping back exchanges the parked rows and the rows in place
+// a block at a time (ResidentPrefix does it), so the memory peak is one block.
 //
 // Giving a conversation up (a new park over it, a request that rewrites its head, the Budget
 // shedding it) first hands it to the give-up hook (the session spill saves it there, while
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "cache/cache_level.h"
-#include "cache/hidden_span.h"
+#include "cache/conversation_marks.h"
 #include "cache/state_copy.h"
 #include "engine/engine.h"
 
@@ -35,8 +35,8 @@ class ParkedSession final : public CacheLevel {
     int64_t block_rows = 0;       // rows per block; block k holds [begin + k*b, ...)
     std::vector<RowCopy> blocks;  // consecutive, from begin to rows_end()
     std::map<int64_t, SectionCopy> anchors;
-    SectionCopy end;  // the end anchor (empty: not parked)
-    std::vector<HiddenSpan> hidden;
+    SectionCopy end;            // the end anchor (empty: not parked)
+    ConversationMarks marks;    // of tokens
     int64_t taint = INT64_MAX;  // lowest row not exact
 
     int64_t rows_end() const { return blocks.empty() ? begin : blocks.back().end(); }

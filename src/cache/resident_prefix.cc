@@ -105,12 +105,13 @@ ResumeOffer ResidentPrefix::offer(std::span<const int32_t> prompt, std::string_v
 std::optional<std::vector<int32_t>> ResidentPrefix::replay(std::span<const int32_t> prompt) const {
   if (end_.held()) {
     const std::span<const int32_t> rows(tokens_.data(), size_t(end_.position()));
-    if (auto r = replay_hidden(rows, end_.hidden(), prompt, glue_)) return r;
+    if (auto r = replay_hidden(rows, marks_.below(end_.position()).hidden, prompt, glue_)) return r;
   }
   if (park_.held() && !park_.contents().end.empty()) {
     const ParkedSession::Contents& p = park_.contents();
     const std::span<const int32_t> rows(p.tokens.data(), size_t(p.end.position()));
-    if (auto r = replay_hidden(rows, p.hidden, prompt, glue_)) return r;
+    if (auto r = replay_hidden(rows, p.marks.below(p.end.position()).hidden, prompt, glue_))
+      return r;
   }
   return std::nullopt;
 }
@@ -320,6 +321,8 @@ void ResidentPrefix::adopt(std::span<const int32_t> prompt, std::string_view ses
     end_.clear();
   }
   taint_ = resumed_taint(r, base);
+  // The prefill writes the prompt's tokens from r: marks below where they part stay true.
+  marks_.keep_below(common_prefix(tokens_, prompt));
   if (chosen.source == ResumeSource::kPin) {
     tokens_.assign(pin_.tokens().begin(), pin_.tokens().begin() + r);
   } else {
@@ -442,11 +445,9 @@ ParkedSession::Contents ResidentPrefix::park_contents(engine::Engine& engine, in
   k.begin = from;
   k.block_rows = std::max<int64_t>(1, opts_.park_block_rows);
   k.taint = taint_;
+  k.marks = marks_.below(plan.top);
   for (int64_t p : plan.anchors) k.anchors[p] = anchors_.take(p);
-  if (plan.with_end) {
-    k.hidden = end_.hidden();
-    k.end = end_.release();
-  }
+  if (plan.with_end) k.end = end_.release();
   if (capture_rows) {
     for (int64_t x = from; x < plan.top; x += k.block_rows)
       k.blocks.push_back(RowCopy::capture(engine, x, std::min(x + k.block_rows, plan.top)));
@@ -498,6 +499,8 @@ core::Status ResidentPrefix::swap_park(engine::Engine& engine, std::span<const i
   if (at_end) anchors_.put(std::move(back.end));
   taint_ = resumed_taint(a, back.taint);
   tokens_.assign(back.tokens.begin(), back.tokens.begin() + a);
+  marks_ = std::move(back.marks);
+  marks_.keep_below(c);  // the prefill writes the prompt's tokens from a
   session_.assign(session);
   if (plan.ok) {
     park_.park(std::move(out));
@@ -566,13 +569,15 @@ std::vector<const SectionCopy*> ResidentPrefix::anchor_copies() const {
 
 void ResidentPrefix::adopt_conversation(engine::Engine& engine, std::span<const int32_t> tokens,
                                         std::string_view session, int64_t taint,
-                                        std::vector<HiddenSpan> hidden) {
+                                        ConversationMarks marks) {
   clear();
   learn(engine);
   tokens_.assign(tokens.begin(), tokens.end());
   session_.assign(session);
   taint_ = taint;
-  end_.keep(SectionCopy::capture(engine), std::move(hidden));
+  marks_ = std::move(marks);
+  marks_.keep_below(int64_t(tokens_.size()));
+  end_.keep(SectionCopy::capture(engine));
 }
 
 void ResidentPrefix::on_anchor(engine::Engine& engine, int64_t position, bool is_end) {
@@ -589,7 +594,7 @@ void ResidentPrefix::on_anchor(engine::Engine& engine, int64_t position, bool is
 }
 
 void ResidentPrefix::keep_end(engine::Engine& engine, std::span<const int32_t> forwarded,
-                              std::vector<HiddenSpan> hidden) {
+                              ConversationMarks added) {
   if (guest_) return;
   prompt_.clear();
   const int64_t p = int64_t(tokens_.size());
@@ -601,12 +606,10 @@ void ResidentPrefix::keep_end(engine::Engine& engine, std::span<const int32_t> f
   // Decode writes one-token calls: off the grid of a coarser architecture.
   if (granularity_ > 1 && f > p) taint_ = std::min(taint_, p);
   tokens_.assign(forwarded.begin(), forwarded.end());
+  add_marks(std::move(added), p, f);
   end_.clear();
   if (!opts_.end_anchor) return;
-  std::sort(hidden.begin(), hidden.end(),
-            [](const HiddenSpan& x, const HiddenSpan& y) { return x.begin < y.begin; });
-  std::erase_if(hidden, [&](const HiddenSpan& h) { return h.empty() || h.begin < 0 || h.end > f; });
-  end_.keep(SectionCopy::capture(engine), std::move(hidden));
+  end_.keep(SectionCopy::capture(engine));
   ++counters_.ends_kept;
 }
 
@@ -689,9 +692,22 @@ core::Status ResidentPrefix::finish_request(engine::Engine& engine) {
   return core::Status::ok();
 }
 
+// This generation's marks, positions in [p, f) (the tokens before p keep theirs).
+void ResidentPrefix::add_marks(ConversationMarks added, int64_t p, int64_t f) {
+  marks_.keep_below(p);
+  std::sort(added.hidden.begin(), added.hidden.end(),
+            [](const HiddenSpan& x, const HiddenSpan& y) { return x.begin < y.begin; });
+  for (const HiddenSpan& h : added.hidden)
+    if (!h.empty() && h.begin >= p && h.end <= f) marks_.hidden.push_back(h);
+  std::sort(added.generated.begin(), added.generated.end());
+  for (auto [b, e] : added.generated)
+    if (b < e && b >= p && e <= f) marks_.generated.emplace_back(b, e);
+}
+
 // The rows in place are valid only up to n now.
 void ResidentPrefix::truncate(int64_t n) {
   if (n < int64_t(tokens_.size())) tokens_.resize(size_t(n));
+  marks_.keep_below(n);
   anchors_.drop_above(n);
   if (end_.position() > n) end_.clear();
   if (park_.held() && park_.contents().begin > n) park_.clear();
@@ -699,6 +715,7 @@ void ResidentPrefix::truncate(int64_t n) {
 
 void ResidentPrefix::clear() {
   tokens_.clear();
+  marks_.clear();
   session_.clear();
   taint_ = kNoTaint;
   anchors_.clear();

@@ -33,6 +33,7 @@
 
 #include "cache/anchor_set.h"
 #include "cache/cache_level.h"
+#include "cache/conversation_marks.h"
 #include "cache/end_anchor.h"
 #include "cache/hidden_span.h"
 #include "cache/offer_source.h"
@@ -193,10 +194,11 @@ class ResidentPrefix final : public OfferSource {
   // PrefillOptions::on_anchor of the prefill begin() prepared.
   void on_anchor(engine::Engine& engine, int64_t position, bool is_end);
   // After the generation: `forwarded` is every token the engine forwarded (the prompt and the
-  // generated tokens but the last sampled one), `hidden` the spans among them the client
-  // does not see. The rows become valid up to forwarded.size(); the end anchor is kept there.
+  // generated tokens but the last sampled one), `added` this generation's marks (the spans the
+  // client does not see, the region generated; those outside [prompt, forwarded) are
+  // dropped). The rows become valid up to forwarded.size(); the end anchor is kept there.
   void keep_end(engine::Engine& engine, std::span<const int32_t> forwarded,
-                std::vector<HiddenSpan> hidden);
+                ConversationMarks added);
   // After keep_end, with the engine at the end anchor: an anchor at `at` inside the rows below
   // the end (where the client's copy of the answer is predicted to part from the generated
   // tokens, docs/cache.md "Echo anchors"). Made by re-forwarding the tokens from the largest
@@ -240,7 +242,7 @@ class ResidentPrefix final : public OfferSource {
   // Another tier wrote a whole conversation into the idle engine (rows [0, tokens.size()) and
   // the sections there): it becomes the conversation in place, its end anchor at its end.
   void adopt_conversation(engine::Engine& engine, std::span<const int32_t> tokens,
-                          std::string_view session, int64_t taint, std::vector<HiddenSpan> hidden);
+                          std::string_view session, int64_t taint, ConversationMarks marks);
 
   // In the shedding order: body anchors, end anchor, guest stash, park, pin.
   std::vector<CacheLevel*> levels();
@@ -249,6 +251,8 @@ class ResidentPrefix final : public OfferSource {
   std::span<const int32_t> tokens() const { return tokens_; }
   // The end anchor of the rows in place (held() false when there is none).
   const EndAnchor& end_anchor() const { return end_; }
+  // What the tokens in place carry (hidden spans, generated regions); cut where they are.
+  const ConversationMarks& marks() const { return marks_; }
   int64_t taint() const { return taint_; }
   bool guest_active() const { return guest_; }
   std::string_view session() const { return session_; }
@@ -294,6 +298,7 @@ class ResidentPrefix final : public OfferSource {
   bool park_head_in_place(const ParkedSession::Contents& p) const;
   int64_t start_taint(const ResumeOffer& chosen) const;
   void truncate(int64_t n);
+  void add_marks(ConversationMarks added, int64_t p, int64_t f);
 
   ResidentOptions opts_;
   std::vector<int32_t> glue_;  // sorted
@@ -305,6 +310,7 @@ class ResidentPrefix final : public OfferSource {
   int64_t line_step_ = 1;  // body anchor lines: multiples of this
 
   std::vector<int32_t> tokens_;  // rows [0, tokens_.size()) in place are these tokens'
+  ConversationMarks marks_;      // of tokens_
   std::string session_;
   int64_t taint_ = kNoTaint;
   AnchorSet anchors_;

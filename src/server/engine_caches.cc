@@ -105,9 +105,9 @@ void EngineCaches::read_back_resident() {
     core::ignore_status(r.error(), "cache: the spill's resident conversation was not read back");
     return;
   }
-  resident_.adopt_conversation(engine_, r->tokens, r->session, r->taint, std::move(r->hidden));
-  regions_.clear();
-  for (auto [b, e] : r->regions) regions_.push_back({b, e});
+  resident_.adopt_conversation(
+      engine_, r->tokens, r->session, r->taint,
+      cache::ConversationMarks{std::move(r->hidden), std::move(r->regions)});
   core::log(core::LogLevel::kInfo,
             "session spill: the resident conversation (%zu tokens) read back in %.0f ms",
             r->tokens.size(), double(core::now_ns() - t0) * 1e-6);
@@ -125,9 +125,9 @@ core::Status EngineCaches::save_resident(cache::SpillWrite kind, bool resident) 
   c.taint = resident_.taint();
   c.end = &end.state();
   c.anchors = resident_.anchor_copies();
-  c.hidden = end.hidden();
-  for (const text::GeneratedRegion& g : regions_)
-    if (g.end <= e) c.regions.emplace_back(g.begin, g.end);
+  cache::ConversationMarks marks = resident_.marks().below(e);
+  c.hidden = std::move(marks.hidden);
+  c.regions = std::move(marks.generated);
   c.resident = resident;
   return spill_->save(engine_, c, kind);
 }
@@ -147,9 +147,9 @@ core::Status EngineCaches::save_parked(const cache::ParkedSession::Contents& p,
   c.end = top;
   for (const auto& [pos, anchor] : p.anchors)
     if (pos < e) c.anchors.push_back(&anchor);
-  if (top == &p.end) c.hidden = p.hidden;
-  // The park keeps no generated regions: the end alignment of this entry finds none to drop
-  // (it aligns less, never wrongly).
+  cache::ConversationMarks marks = p.marks.below(e);
+  c.hidden = std::move(marks.hidden);
+  c.regions = std::move(marks.generated);
   c.rows = [&](int64_t b, int64_t x) { return p.rows(engine_, b, x); };
   return spill_->save(engine_, c, kind);
 }
@@ -212,30 +212,35 @@ std::optional<std::vector<int32_t>> EngineCaches::align_by_text(
   if (!options_.end_align || prompt_text.empty() || resident_.guest_active()) return std::nullopt;
   const cache::EndAnchor& end = resident_.end_anchor();
   if (end.held()) {
-    if (auto a = align_record(resident_.tokens(), end.position(), end.hidden(), regions_, prompt,
+    if (auto a = align_record(resident_.tokens(), end.position(), resident_.marks(), prompt,
                               prompt_text, scope))
       return a;
   }
-  // The park keeps no generated regions: its alignment finds none to drop (it aligns less,
-  // never wrongly).
   if (const cache::ParkedSession::Contents* p = resident_.parked(); p && !p->end.empty())
-    return align_record(p->tokens, p->end.position(), p->hidden, {}, prompt, prompt_text, scope);
+    return align_record(p->tokens, p->end.position(), p->marks, prompt, prompt_text, scope);
   return std::nullopt;
 }
 
 std::optional<std::vector<int32_t>> EngineCaches::align_record(
-    std::span<const int32_t> rows, int64_t e, std::span<const cache::HiddenSpan> hidden,
-    std::span<const text::GeneratedRegion> regions, const std::vector<int32_t>& prompt,
-    const std::string& prompt_text, const cache::OfferScope& scope) const {
+    std::span<const int32_t> rows, int64_t e, const cache::ConversationMarks& marks,
+    const std::vector<int32_t>& prompt, const std::string& prompt_text,
+    const cache::OfferScope& scope) const {
   if (e <= 0 || e > int64_t(rows.size())) return std::nullopt;
   // The rows' tokens are served only to the tenant whose request made them.
   if (!scope.allows(rows, e)) return std::nullopt;
   text::EndRecord rec;
   rec.tokens = rows.subspan(0, size_t(e));
-  for (const cache::HiddenSpan& h : hidden) rec.hidden.push_back({h.begin, h.end});
-  for (const text::GeneratedRegion& g : regions)
-    if (g.end <= e) rec.generated.push_back(g);
+  for (const cache::HiddenSpan& h : marks.hidden)
+    if (h.end <= e) rec.hidden.push_back({h.begin, h.end});
+  for (auto [b, end] : marks.generated)
+    if (end <= e) rec.generated.push_back({b, end});
   const text::EndAlignment a = text::align_end(tokenizer_, rec, prompt_text);
+  if (!a.aligned)
+    ANCHORAGE_LOG_DEBUG(
+        "end alignment: %lld rows (%zu hidden spans, %zu regions) not aligned: "
+        "%s; partial %lld rows",
+        (long long)e, rec.hidden.size(), rec.generated.size(), a.why.c_str(),
+        (long long)a.partial_rows);
   // Aligned: the rows to the end anchor, then the client's rest. Parted part way: the rows to
   // the last boundary where the text still matched (partial alignment), when that goes further
   // than the client's own tokens follow the rows.
@@ -261,10 +266,9 @@ int64_t EngineCaches::spill_aligned_end(const GenerationJob& job, const std::str
   const int64_t below = spill_->options().block_rows;
   if (e - std::max<int64_t>(start, 0) < below || common_prefix(rec.tokens, job.prompt) >= e)
     return 0;
-  std::vector<text::GeneratedRegion> regions;
-  for (auto [b, end] : rec.regions) regions.push_back({b, end});
-  auto served =
-      align_record(rec.tokens, e, rec.hidden, regions, job.prompt, job.prompt_text, scope);
+  const cache::ConversationMarks marks{{rec.hidden.begin(), rec.hidden.end()},
+                                       {rec.regions.begin(), rec.regions.end()}};
+  auto served = align_record(rec.tokens, e, marks, job.prompt, job.prompt_text, scope);
   return served ? common_prefix(*served, rec.tokens) : 0;
 }
 
@@ -432,7 +436,6 @@ core::Result<cache::Plan> EngineCaches::plan_with_room(std::span<const int32_t> 
 cache::ResumeOffer EngineCaches::restore(std::span<const int32_t> served,
                                          const std::string& session, int64_t max_tokens,
                                          cache::ResumeOffer chosen) {
-  rows_before_.assign(resident_.tokens().begin(), resident_.tokens().end());
   const int64_t rows_in_place = (!disk_ && !spill_) ? 0 : exact_rows_in_place(served);
   if (disk_) {
     // The disk writer stops copying rows this request may overwrite: every row unless it
@@ -693,28 +696,24 @@ void EngineCaches::keep_snapshot(const std::vector<int32_t>& forwarded,
       taint == cache::ResidentPrefix::kNoTaint ? cache::StateStore::kUntainted : taint, session);
 }
 
-// The end anchor with the hidden spans the rows hold: those of the previous end the prompt kept,
-// and this answer's.
+// The end anchor, with this answer's marks: the region generated and the spans in it the client
+// does not see (the prompt's tokens keep the marks they had, ResidentPrefix).
 void EngineCaches::keep_end(const CacheStart& start, const std::vector<int32_t>& forwarded,
                             const std::vector<size_t>& hidden_sampled) {
-  const std::vector<int32_t>& served = start.served.tokens;
-  const int64_t kept = common_prefix(rows_before_, served);
-  std::vector<cache::HiddenSpan> hidden;
-  for (const cache::HiddenSpan& h : resident_.end_anchor().hidden())
-    if (h.end <= kept) hidden.push_back(h);
-  const int64_t base = int64_t(served.size());
+  const int64_t base = int64_t(start.served.tokens.size());
+  const int64_t f = int64_t(forwarded.size());
+  cache::ConversationMarks added;
   for (size_t i : hidden_sampled) {
     const int64_t p = base + int64_t(i);
-    if (p >= int64_t(forwarded.size())) continue;
-    if (!hidden.empty() && hidden.back().end == p) {
-      hidden.back().end = p + 1;
+    if (p >= f) continue;
+    if (!added.hidden.empty() && added.hidden.back().end == p) {
+      added.hidden.back().end = p + 1;
     } else {
-      hidden.push_back({p, p + 1});
+      added.hidden.push_back({p, p + 1});
     }
   }
-  std::erase_if(regions_, [&](const text::GeneratedRegion& g) { return g.end > kept; });
-  if (forwarded.size() > served.size()) regions_.push_back({base, int64_t(forwarded.size())});
-  resident_.keep_end(engine_, forwarded, std::move(hidden));
+  if (f > base) added.generated.emplace_back(base, f);
+  resident_.keep_end(engine_, forwarded, std::move(added));
 }
 
 // The client sends the answer back as the text it got, and its next prompt re-tokenizes that
@@ -850,9 +849,9 @@ CachePrewarm EngineCaches::prewarm(const std::vector<int32_t>& prompt,
   }
   const int64_t n = int64_t(r->tokens.size());
   record_made(session.tenant, r->tokens, {n});
-  resident_.adopt_conversation(engine_, r->tokens, r->session, r->taint, std::move(r->hidden));
-  regions_.clear();
-  for (auto [b, e] : r->regions) regions_.push_back({b, e});
+  resident_.adopt_conversation(
+      engine_, r->tokens, r->session, r->taint,
+      cache::ConversationMarks{std::move(r->hidden), std::move(r->regions)});
   out.prewarmed = true;
   out.tokens = n;
   out.read_ms = double(core::now_ns() - t0) * 1e-6;
@@ -892,7 +891,6 @@ void EngineCaches::abandon() {
   pending_prefix_.reset();
   echo_.reset();
   resident_.clear();
-  regions_.clear();
   engine_.reset();
   publish_stats();
 }
@@ -908,7 +906,6 @@ void EngineCaches::clear(bool disk) {
   resident_.clear();
   store_.clear();
   responses_.clear();
-  regions_.clear();
   ledger_.clear();
   summary_ahead_.clear();
   publish_stats();

@@ -223,8 +223,7 @@ class EngineCaches {
                                                     const cache::OfferScope& scope) const;
   // align_by_text over one record: `rows` to their end anchor at `e`.
   std::optional<std::vector<int32_t>> align_record(std::span<const int32_t> rows, int64_t e,
-                                                   std::span<const cache::HiddenSpan> hidden,
-                                                   std::span<const text::GeneratedRegion> regions,
+                                                   const cache::ConversationMarks& marks,
                                                    const std::vector<int32_t>& prompt,
                                                    const std::string& prompt_text,
                                                    const cache::OfferScope& scope) const;
@@ -276,9 +275,6 @@ class EngineCaches {
   std::unique_ptr<cache::SessionSpill> spill_;
   cache::TenantLedger ledger_;  // --cache-scope tenant: who made which state
   SummaryAhead summary_ahead_;  // --compaction-prepare
-  // The generated regions of the rows in place (end alignment's "reasoning the client drops").
-  std::vector<text::GeneratedRegion> regions_;
-  std::vector<int32_t> rows_before_;  // the resident tokens when the request began
   // The last turn's session snapshot, not yet taken: the end anchor and the rows in place hold
   // the same state, so it is copied into the store only when the next request leaves them.
   struct PendingSnapshot {

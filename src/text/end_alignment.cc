@@ -1,7 +1,12 @@
 #include "text/end_alignment.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
+
+#include "text/utf8.h"
 
 namespace anchorage::text {
 namespace {
@@ -121,6 +126,48 @@ struct Failure {
   std::string why;
 };
 
+// Consecutive rows of a generated region, collected raw, then appended to V as the response's
+// text of them: every ill-formed maximal subpart replaced by U+FFFD. A row that starts inside
+// a replaced subpart starts after its U+FFFD.
+class GeneratedText {
+ public:
+  void add(size_t row, std::string_view bytes) {
+    rows_.push_back(row);
+    starts_.push_back(raw_.size());
+    raw_.append(bytes);
+  }
+
+  void flush(RowText* rt) {
+    size_t next = 0;  // the next row to place
+    size_t i = 0;
+    while (i < raw_.size()) {
+      const size_t run = utf8_valid_run(raw_, i);
+      for (; next < rows_.size() && starts_[next] < i + run; ++next)
+        rt->token_begin[rows_[next]] = rt->v.size() + (starts_[next] - i);
+      rt->v.append(raw_, i, run);
+      i += run;
+      if (i == raw_.size()) break;
+      // A row that starts at the subpart starts at its U+FFFD; one inside it, after it.
+      for (; next < rows_.size() && starts_[next] == i; ++next)
+        rt->token_begin[rows_[next]] = rt->v.size();
+      rt->v.append(kReplacement);
+      i += utf8_scan(raw_, i).n_bytes;
+      for (; next < rows_.size() && starts_[next] < i; ++next)
+        rt->token_begin[rows_[next]] = rt->v.size();
+    }
+    for (; next < rows_.size(); ++next) rt->token_begin[rows_[next]] = rt->v.size();
+    rows_.clear();
+    starts_.clear();
+    raw_.clear();
+  }
+
+ private:
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+  std::vector<size_t> rows_;
+  std::vector<size_t> starts_;  // each row's first byte in raw_
+  std::string raw_;
+};
+
 std::optional<Failure> build_row_text(const Tokenizer& tok, const EndRecord& rec,
                                       const EndAlignOptions& options, RowText* out) {
   const int64_t e = static_cast<int64_t>(rec.tokens.size());
@@ -139,30 +186,35 @@ std::optional<Failure> build_row_text(const Tokenizer& tok, const EndRecord& rec
     }
   }
 
-  // Special tokens the model sampled inside a generated region: the response skipped them
-  // (server/choice_builder.h), so the client's copy never holds their bytes.
-  std::vector<uint8_t> skipped(rec.tokens.size(), 0);
-  for (const GeneratedRegion& g : rec.generated) {
-    for (int64_t i = g.begin; i < g.end; ++i)
-      skipped[size_t(i)] = tok.is_special(rec.tokens[size_t(i)]);
-  }
+  std::vector<uint8_t> generated(rec.tokens.size(), 0);
+  for (const GeneratedRegion& g : rec.generated)
+    std::fill(generated.begin() + g.begin, generated.begin() + g.end, 1);
 
   RowText& rt = *out;
   rt.token_begin.resize(rec.tokens.size() + 1);
   std::vector<size_t> junctions;
+  // A generated region's visible bytes as the response showed them (rule 5): special tokens
+  // and ids with no token skipped (server/choice_builder.h), and bytes that do not form a
+  // character replaced by U+FFFD (Tokenizer::decode), so they are collected, then sanitized.
+  GeneratedText answer;
   const int32_t vocab = tok.vocab_size();
   for (size_t i = 0; i < rec.tokens.size(); ++i) {
-    rt.token_begin[i] = rt.v.size();
     const int32_t id = rec.tokens[i];
     const std::string_view bytes = (id >= 0 && id < vocab) ? tok.token_bytes(id) : "";
+    if (!generated[i] || hidden[i]) answer.flush(&rt);
+    rt.token_begin[i] = rt.v.size();
+    if (generated[i] && !hidden[i]) {
+      answer.add(i, tok.is_special(id) ? std::string_view() : bytes);
+      continue;
+    }
     if (bytes.empty()) return Failure{"row " + std::to_string(i) + " has no token"};
     if (hidden[i]) {
       if (junctions.empty() || junctions.back() != rt.v.size()) junctions.push_back(rt.v.size());
       continue;
     }
-    if (skipped[i]) continue;
     rt.v.append(bytes);
   }
+  answer.flush(&rt);
   rt.token_begin[rec.tokens.size()] = rt.v.size();
   rt.byte_flex.assign(rt.v.size(), 0);
   rt.gap_flex.assign(rt.v.size() + 1, 0);

@@ -1,4 +1,4 @@
-// EndAnchor: keeps one state with its hidden spans, hands it over, and sheds it.
+// EndAnchor: keeps one state, hands it over, and sheds it.
 #include "cache/end_anchor.h"
 
 #include <gtest/gtest.h>
@@ -19,19 +19,17 @@ TEST(EndAnchor, KeepsReleasesAndSheds) {
   cache::EndAnchor end;
   EXPECT_FALSE(end.held());
   EXPECT_EQ(end.position(), -1);
-  end.keep(cache::SectionCopy::capture(engine), {{38, 40}});
+  end.keep(cache::SectionCopy::capture(engine));
   EXPECT_TRUE(end.held());
   EXPECT_EQ(end.position(), 41);
-  EXPECT_EQ(end.hidden().size(), 1u);
   EXPECT_EQ(end.held_bytes(), engine.cost().section_bytes);
 
   cache::SectionCopy out = end.release();
   EXPECT_EQ(out.position(), 41);
   EXPECT_FALSE(end.held());
-  EXPECT_TRUE(end.hidden().empty());
   EXPECT_EQ(end.held_bytes(), 0);
 
-  end.keep(std::move(out), {});
+  end.keep(std::move(out));
   EXPECT_EQ(end.shed(1), engine.cost().section_bytes);
   EXPECT_EQ(end.shed(1), 0);
   EXPECT_EQ(end.level_name(), "end_anchor");

@@ -26,7 +26,7 @@ TEST(ParkedSession, HoldsReleasesAndSheds) {
     c.blocks.push_back(cache::RowCopy::capture(engine, x, std::min<int64_t>(x + 32, 100)));
   c.anchors[96] = cache::SectionCopy::capture(engine);  // a stand-in: any section copy
   c.end = cache::SectionCopy::capture(engine);
-  c.hidden = {{90, 92}};
+  c.marks.hidden = {{90, 92}};
   EXPECT_EQ(c.rows_end(), 100);
 
   cache::ParkedSession park;
@@ -43,7 +43,7 @@ TEST(ParkedSession, HoldsReleasesAndSheds) {
   EXPECT_EQ(park.held_bytes(), 0);
   EXPECT_EQ(out.session, "a");
   EXPECT_EQ(out.blocks.size(), 3u);
-  EXPECT_EQ(out.hidden.size(), 1u);
+  EXPECT_EQ(out.marks.hidden.size(), 1u);
 
   park.park(std::move(out));
   EXPECT_EQ(park.shed(1), bytes);

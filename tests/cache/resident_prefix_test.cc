@@ -332,6 +332,60 @@ TEST_P(ResidentPrefixTest, HiddenSpansArePutBackAndTheEndIsResumed) {
   EXPECT_FALSE(r.rp.replay(copy).has_value());
 }
 
+// The marks (hidden spans, generated regions) belong to the conversation's tokens: they outlive
+// the end anchor turning into a body anchor, go to the park with the conversation and come back
+// with it, so its copy with every hidden span left out is still replayed (issue 12: the rows
+// policy re-read more than the exact one where they were lost).
+TEST_P(ResidentPrefixTest, MarksTravelWithTheConversationThroughTheNextTurnAndThePark) {
+  ResidentRig r(GetParam(), rig_resident_options());
+  const std::vector<int32_t> p1 = tokens(304, 18);
+  const Served first = r.serve(p1, "a", 12, {HiddenSpan{306, 308}});
+  const std::vector<int32_t> p2 = concat(concat(first.forwarded, {&first.last, 1}), tokens(20, 19));
+  const int64_t b2 = int64_t(p2.size());
+  const Served second = r.serve(p2, "a", 12, {HiddenSpan{b2 + 2, b2 + 5}});
+  EXPECT_EQ(second.offer.source, ResumeSource::kEnd);
+  const int64_t f2 = int64_t(second.forwarded.size());
+  using Region = std::pair<int64_t, int64_t>;
+  const std::vector<Region> regions = {{304, 315}, {b2, f2}};
+  ASSERT_EQ(r.rp.marks().hidden.size(), 2u);
+  EXPECT_EQ(r.rp.marks().hidden[0].begin, 306);
+  EXPECT_EQ(r.rp.marks().hidden[1].end, b2 + 5);
+  EXPECT_EQ(r.rp.marks().generated, regions);
+
+  // The client's copy: both hidden spans left out.
+  std::vector<int32_t> copy;
+  const std::vector<int32_t> whole = concat(second.forwarded, {&second.last, 1});
+  for (int64_t i = 0; i < int64_t(whole.size()); ++i)
+    if (!(i >= 306 && i < 308) && !(i >= b2 + 2 && i < b2 + 5)) copy.push_back(whole[size_t(i)]);
+  const std::vector<int32_t> news = tokens(10, 20);
+  copy.insert(copy.end(), news.begin(), news.end());
+  EXPECT_EQ(r.rp.replay(copy), concat(whole, news));
+
+  // Another session parks it: the park holds the marks, and replays the copy from there.
+  r.serve(parted(p1, 100, tokens(200, 21)), "b", 4);
+  ASSERT_NE(r.rp.parked(), nullptr);
+  EXPECT_EQ(r.rp.parked()->marks.generated, regions);
+  EXPECT_EQ(r.rp.parked()->marks.hidden.size(), 2u);
+  const auto replayed = r.rp.replay(copy);
+  ASSERT_TRUE(replayed.has_value());
+  EXPECT_EQ(*replayed, concat(whole, news));
+
+  // Back from the park: the marks are the conversation's again.
+  const Served back = r.serve(*replayed, "a", 0);
+  EXPECT_EQ(back.offer.source, ResumeSource::kPark);
+  EXPECT_EQ(back.offer.resume_at, f2);
+  EXPECT_EQ(r.rp.marks().generated, regions);
+  EXPECT_EQ(r.rp.marks().hidden.size(), 2u);
+  if (exact_everywhere()) {
+    EXPECT_TRUE(same_state(r.cold(*replayed), back.after_prefill));
+  }
+
+  // A prompt parting inside the first answer keeps only the marks below where it parts.
+  r.serve(parted(p2, 310, tokens(10, 22)), "a", 0);
+  ASSERT_EQ(r.rp.marks().hidden.size(), 1u);
+  EXPECT_TRUE(r.rp.marks().generated.empty());
+}
+
 TEST_P(ResidentPrefixTest, AGuestBetweenTwoTurnsLeavesTheConversationAsItWas) {
   ResidentRig with_guest(GetParam(), rig_resident_options());
   ResidentRig without(GetParam(), rig_resident_options());

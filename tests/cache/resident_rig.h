@@ -91,7 +91,10 @@ struct ResidentRig {
         EXPECT_TRUE(engine->decode(t).is_ok());
         s.forwarded.push_back(t);
       }
-      rp.keep_end(*engine, s.forwarded, std::move(hidden));
+      // As the server does: the answer's region and the spans hidden in it.
+      cache::ConversationMarks added{std::move(hidden), {}};
+      added.generated.emplace_back(int64_t(prompt.size()), int64_t(s.forwarded.size()));
+      rp.keep_end(*engine, s.forwarded, std::move(added));
     }
     // The server's idle step after the answer: the branch points the prefill did not cut.
     auto deferred = rp.take_deferred_anchors(*engine, {});

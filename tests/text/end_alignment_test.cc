@@ -565,6 +565,37 @@ TEST_F(AlignEnd, SpecialTokensSampledInTheAnswerAreNotInTheCopy) {
   EXPECT_FALSE(align_end(*tok_, read.record(), p).aligned);
 }
 
+// The response shows an answer as Tokenizer::decode does: bytes that form no character become
+// U+FFFD, and an id with no token (a padding row of the model's vocabulary) gives nothing.
+TEST_F(AlignEnd, BytesThatFormNoCharacterAndIdsWithNoTokenAreShownAsTheResponseShowsThem) {
+  Json body = first_body();
+  Rows rows;
+  rows.read(*tok_, render(body));
+  const int64_t begin = static_cast<int64_t>(rows.ids.size());
+  tok_->encode("Let me ", &rows.ids);
+  tok_->encode("\xE3\x81", &rows.ids);  // a character cut off: one U+FFFD
+  tok_->encode("\xE6\xB0\x97 then", &rows.ids);
+  rows.ids.push_back(tok_->vocab_size());  // no token
+  tok_->encode(" \x80look.", &rows.ids);   // a lone continuation byte
+  rows.generated.push_back({begin, static_cast<int64_t>(rows.ids.size())});
+  const std::string shown =
+      tok_->decode(std::span<const int32_t>(rows.ids).subspan(size_t(begin)), true);
+  ASSERT_EQ(shown, "Let me \xEF\xBF\xBD\xE6\xB0\x97 then \xEF\xBF\xBDlook.");
+
+  body["messages"].push_back(assistant_message(shown));
+  body["messages"].push_back(user_message("go on"));
+  const std::string p = render(body);
+  const EndAlignment a = align_end(*tok_, rows.record(), p);
+  ASSERT_TRUE(a.aligned) << a.why;
+  EXPECT_EQ(a.rows_matched, static_cast<int64_t>(rows.ids.size()));
+  EXPECT_EQ(p.compare(a.prompt_bytes, 10, "<|im_end|>"), 0);
+
+  // The same rows read as prompt (no generated region): the copy differs from them.
+  Rows read = rows;
+  read.generated.clear();
+  EXPECT_FALSE(align_end(*tok_, read.record(), p).aligned);
+}
+
 TEST_F(AlignEnd, BadRecordsAreRefused) {
   const std::vector<int32_t> ids = tok_->encode("hello world");
   EndRecord rec{ids, {{0, 9}}, {}};

@@ -108,25 +108,6 @@ std::optional<std::vector<std::pair<int64_t, int64_t>>> parse_pairs(const nlohma
 
 }  // namespace
 
-std::array<uint64_t, 2> buffer_sums(std::span<const std::byte> data) {
-  uint64_t plain = 0, weighted = 0;
-  const size_t words = data.size() / 4;
-  const std::byte* p = data.data();
-  for (size_t i = 0; i < words; ++i) {
-    const uint64_t w = core::get_u32le(p + 4 * i);
-    plain += w;
-    weighted += uint64_t(i + 1) * w;
-  }
-  if (const size_t tail = data.size() % 4; tail != 0) {
-    std::byte last[4] = {};
-    std::memcpy(last, p + 4 * words, tail);
-    const uint64_t w = core::get_u32le(last);
-    plain += w;
-    weighted += uint64_t(words + 1) * w;
-  }
-  return {plain, weighted};
-}
-
 SessionSpill::SessionSpill(std::unique_ptr<BlobStore> store, std::string fingerprint,
                            const core::StateLayout& layout, int64_t granularity,
                            SessionSpillOptions options)

@@ -41,6 +41,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "cache/blob_store.h"
+#include "cache/buffer_sums.h"
 #include "cache/cache_key.h"
 #include "cache/hidden_span.h"
 #include "cache/offer_source.h"
@@ -150,11 +151,6 @@ struct SessionSpillStats {
     f("read_mb_per_s", read_mb_per_s, StatKind::kGauge);
   }
 };
-
-// Two sums of a buffer's 32-bit words (little-endian, the tail zero-padded): their plain sum
-// and Σ (i + 1)·w_i, both mod 2^64. Cheap at memory speed, and a swapped pair of words or a
-// flipped bit changes one of them.
-std::array<uint64_t, 2> buffer_sums(std::span<const std::byte> data);
 
 class SessionSpill : public OfferSource {
  public:

@@ -616,22 +616,5 @@ TEST(SessionSpill, TheWriteGuardLetsOnlyTheDrainAndLongEvictionsWritePastTheBudg
   EXPECT_EQ(guard->stats().last_days.front().spill_bytes, spill->stats().bytes_written);
 }
 
-TEST(SessionSpill, BufferSumsSeeSwappedWordsAndFlippedBits) {
-  std::vector<std::byte> a(64);
-  for (size_t i = 0; i < a.size(); ++i) a[i] = std::byte(i * 7 + 1);
-  const auto s = buffer_sums(a);
-  std::vector<std::byte> swapped = a;
-  std::swap_ranges(swapped.begin(), swapped.begin() + 4, swapped.begin() + 8);
-  const auto t = buffer_sums(swapped);
-  EXPECT_EQ(s[0], t[0]) << "the plain sum cannot see a swap";
-  EXPECT_NE(s[1], t[1]) << "the weighted one does";
-  std::vector<std::byte> flipped = a;
-  flipped[33] ^= std::byte{0x01};
-  EXPECT_NE(buffer_sums(flipped), s);
-  // A tail shorter than a word counts, zero-padded.
-  std::vector<std::byte> odd(a.begin(), a.begin() + 63);
-  EXPECT_NE(buffer_sums(odd), buffer_sums(std::span(a).first(60)));
-}
-
 }  // namespace
 }  // namespace anchorage::cache

@@ -271,7 +271,7 @@ Status DiskTier::restore(engine::Engine& engine, std::span<const int32_t> prompt
     return why;
   };
   // The anchor's sections first: small, and nothing reaches the engine before they check out.
-  SectionCopy sections = SectionCopy::allocate(layout_, p);
+  SectionCopy sections = SectionCopy::allocate(layout_, p, core::AlignedBuffer::Fill::kNone);
   {
     auto file = store_->open(anchor_name(anchor.key));
     if (!file) return refuse(anchor.key, true, file.error());
@@ -304,7 +304,7 @@ Status DiskTier::restore(engine::Engine& engine, std::span<const int32_t> prompt
     if (!info) return Loaded{info.error(), {}, 0};
     if (info->begin != c.begin || info->end != c.end || info->prev != c.prev)
       return Loaded{Status::corruption(core::Reason::kLayout, "disk tier: chunk changed"), {}, 0};
-    out.rows = RowCopy::allocate(layout_, c.begin, c.end);
+    out.rows = RowCopy::allocate(layout_, c.begin, c.end, core::AlignedBuffer::Fill::kNone);
     out.status = read_chunk_rows(
         *f, *info, prompt.subspan(size_t(c.begin), size_t(c.end - c.begin)), &out.rows);
     out.file_bytes = int64_t(f->file_bytes());
@@ -516,7 +516,7 @@ bool DiskTier::write_chunks(const Job& job, const std::map<int64_t, ChunkInfo>& 
         ++counts_.window_drops;
         continue;
       }
-      rows = RowCopy::allocate(layout_, chunk.begin, chunk.end);
+      rows = RowCopy::allocate(layout_, chunk.begin, chunk.end, core::AlignedBuffer::Fill::kNone);
       for (size_t i = 0; i < layout_.views.size(); ++i)
         core::copy_rows_out(layout_.views[i], job.views[i], chunk.begin, chunk.end,
                             rows.mutable_part(i));

@@ -753,7 +753,9 @@ Status SessionSpill::refuse_entry(const std::string& id, const Status& why) {
 }
 
 core::Result<SectionCopy> SessionSpill::read_checked_anchor(const Anchor& a, int64_t* read) const {
-  SectionCopy sections = SectionCopy::allocate(layout_, a.position);
+  // Every byte comes from the file (or the copy is thrown away): no zeroing.
+  SectionCopy sections =
+      SectionCopy::allocate(layout_, a.position, core::AlignedBuffer::Fill::kNone);
   auto file = store_->open(anchor_name(a.key));
   if (!file) return file.error();
   auto f = CacheFile::open(std::move(*file), CacheFileKind::kAnchor);
@@ -769,7 +771,7 @@ core::Result<SectionCopy> SessionSpill::read_checked_anchor(const Anchor& a, int
 
 SessionSpill::LoadedBlock SessionSpill::load_block(const Entry& e, const Block& b) const {
   LoadedBlock out;
-  out.rows = RowCopy::allocate(layout_, b.begin, b.end);
+  out.rows = RowCopy::allocate(layout_, b.begin, b.end, core::AlignedBuffer::Fill::kNone);
   const std::span<const int32_t> ids(e.tokens.data() + b.begin, size_t(b.end - b.begin));
   out.status = read_block(b, ids, &out.rows);
   if (out.status.is_ok() && copy_sums(out.rows) != b.sums)

@@ -53,9 +53,11 @@ SectionCopy SectionCopy::with_buffers(const core::StateLayout& layout, int64_t p
   return c;
 }
 
-SectionCopy SectionCopy::allocate(const core::StateLayout& layout, int64_t position) {
+SectionCopy SectionCopy::allocate(const core::StateLayout& layout, int64_t position,
+                                  core::AlignedBuffer::Fill fill) {
   SectionCopy c = with_buffers(layout, position);
-  for (core::AlignedBuffer& b : c.parts_) b.zero();
+  if (fill == core::AlignedBuffer::Fill::kZero)
+    for (core::AlignedBuffer& b : c.parts_) b.zero();
   return c;
 }
 
@@ -135,9 +137,11 @@ RowCopy RowCopy::with_buffers(const core::StateLayout& layout, int64_t begin, in
   return c;
 }
 
-RowCopy RowCopy::allocate(const core::StateLayout& layout, int64_t begin, int64_t end) {
+RowCopy RowCopy::allocate(const core::StateLayout& layout, int64_t begin, int64_t end,
+                          core::AlignedBuffer::Fill fill) {
   RowCopy c = with_buffers(layout, begin, end);
-  for (core::AlignedBuffer& b : c.parts_) b.zero();
+  if (fill == core::AlignedBuffer::Fill::kZero)
+    for (core::AlignedBuffer& b : c.parts_) b.zero();
   return c;
 }
 

@@ -27,9 +27,12 @@ class SectionCopy {
   SectionCopy& operator=(SectionCopy&& o) noexcept;
   // The engine's sections as they are now, at `position` (the engine's length).
   static SectionCopy capture(engine::Engine& engine);
-  // Zeroed buffers for every section of `layout`, to be filled from elsewhere (a disk file)
-  // through mutable_part() before write_back.
-  static SectionCopy allocate(const core::StateLayout& layout, int64_t position);
+  // Buffers for every section of `layout`, to be filled from elsewhere (a disk file) through
+  // mutable_part() before write_back: zeroed, or with kNone left as the pool hands them over,
+  // for a reader that writes every byte or throws the copy away (a read of a 1,024-row block
+  // into zeroed pages cleared each page twice: the restore's largest cost after the sums).
+  static SectionCopy allocate(const core::StateLayout& layout, int64_t position,
+                              core::AlignedBuffer::Fill fill = core::AlignedBuffer::Fill::kZero);
   // A copy of this copy (its buffers from the pool).
   SectionCopy clone() const;
 
@@ -65,9 +68,10 @@ class RowCopy {
   RowCopy& operator=(RowCopy&& o) noexcept;
   // Rows [begin, end) of every view; requires 0 <= begin <= end <= engine.capacity().
   static RowCopy capture(engine::Engine& engine, int64_t begin, int64_t end);
-  // Zeroed packed buffers for rows [begin, end) of every view of `layout` (filled through
-  // mutable_part() before write_back).
-  static RowCopy allocate(const core::StateLayout& layout, int64_t begin, int64_t end);
+  // Packed buffers for rows [begin, end) of every view of `layout` (filled through
+  // mutable_part() before write_back): zeroed, or with kNone as SectionCopy::allocate's.
+  static RowCopy allocate(const core::StateLayout& layout, int64_t begin, int64_t end,
+                          core::AlignedBuffer::Fill fill = core::AlignedBuffer::Fill::kZero);
 
   bool empty() const { return end_ == begin_; }
   int64_t begin() const { return begin_; }

@@ -78,9 +78,13 @@ core::Status Budget::make_room_for_prefill(int64_t workspace_bytes) {
   return make_room(workspace_bytes, "the prefill's workspace");
 }
 
+bool Budget::read_fits(int64_t bytes) const {
+  return engine_bytes_ + bytes <= options_.peak_bytes;
+}
+
 core::Status Budget::make_room_for_read(int64_t bytes) {
   ++reads_checked_;
-  if (engine_bytes_ + bytes > options_.peak_bytes) {
+  if (!read_fits(bytes)) {
     ++refusals_;
     return core::Status::resource_exhausted("memory budget: a read's " + std::to_string(bytes) +
                                             " bytes do not fit under the peak");

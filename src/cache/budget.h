@@ -120,6 +120,9 @@ class Budget {
   // blocks, checked before any is written): as make_room_for_prefill, but refused at once,
   // nothing shed, when it would not fit with every level shed.
   core::Status make_room_for_read(int64_t bytes);
+  // Whether make_room_for_read(bytes) could succeed (with every level shed): no side effects,
+  // for a caller that would otherwise do work first (a prewarm saves what it displaces).
+  bool read_fits(int64_t bytes) const;
 
   static int64_t prefill_workspace_bytes(const engine::StateCost& cost, int64_t n_tokens);
 

@@ -838,6 +838,22 @@ Status SessionSpill::restore_entry(engine::Engine& engine, Entry& e, int64_t p,
   return Status::ok();
 }
 
+int64_t SessionSpill::held_for_prewarm(const Entry& e, int64_t rows_in_place) const {
+  int64_t held = section_bytes_;
+  for (const Block& b : e.blocks)
+    if (b.end > rows_in_place) held += (b.end - b.begin) * row_bytes_;
+  return held;
+}
+
+core::Result<int64_t> SessionSpill::prewarm_bytes(std::span<const int32_t> prompt,
+                                                  const ResumeOffer& offer, int64_t rows_in_place) {
+  const Entry* e = offer.source == ResumeSource::kSpill && offer.resume_at > 0
+                       ? offered_entry(prompt, offer.resume_at)
+                       : nullptr;
+  if (e == nullptr) return Status::not_found("session spill: the offered entry is gone");
+  return held_for_prewarm(*e, std::min(rows_in_place, common_prefix(e->tokens, prompt)));
+}
+
 core::Result<SessionSpill::Restored> SessionSpill::prewarm(
     engine::Engine& engine, std::span<const int32_t> prompt, const ResumeOffer& offer,
     int64_t rows_in_place, const std::function<bool()>& yield,
@@ -853,10 +869,7 @@ core::Result<SessionSpill::Restored> SessionSpill::prewarm(
   // The rows in place are the prompt's; the entry's only as far as its tokens are the prompt's.
   rows_in_place = std::min(rows_in_place, common_prefix(e.tokens, prompt));
   if (reserve) {
-    int64_t held = section_bytes_;
-    for (const Block& b : e.blocks)
-      if (b.end > rows_in_place) held += (b.end - b.begin) * row_bytes_;
-    if (Status s = reserve(held); !s.is_ok()) return s;
+    if (Status s = reserve(held_for_prewarm(e, rows_in_place)); !s.is_ok()) return s;
   }
   const int64_t t0 = core::now_ns();
   int64_t read = 0;

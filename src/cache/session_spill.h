@@ -215,6 +215,10 @@ class SessionSpill : public OfferSource {
   // untouched too. The blocks read wait in RAM until the last is checked: `reserve` is told
   // their bytes and the end anchor's before the first read, and a status it refuses with is
   // returned, nothing read (the caller's memory Budget).
+  // The bytes prewarm() would hold in RAM for this offer (the blocks above the rows in place
+  // and the end anchor): what it tells `reserve`. NotFound when the offered entry is gone.
+  core::Result<int64_t> prewarm_bytes(std::span<const int32_t> prompt, const ResumeOffer& offer,
+                                      int64_t rows_in_place);
   core::Result<Restored> prewarm(engine::Engine& engine, std::span<const int32_t> prompt,
                                  const ResumeOffer& offer, int64_t rows_in_place,
                                  const std::function<bool()>& yield,
@@ -277,6 +281,8 @@ class SessionSpill : public OfferSource {
   core::Status restore_entry(engine::Engine& engine, Entry& e, int64_t position,
                              int64_t rows_in_place);
   Entry* offered_entry(std::span<const int32_t> prompt, int64_t position);
+  // The bytes a prewarm of `e` holds in RAM until its last block is checked.
+  int64_t held_for_prewarm(const Entry& e, int64_t rows_in_place) const;
   core::Status refuse_entry(const std::string& id, const core::Status& why);
   // The anchor file at `a`, checked against the manifest's sums; its file's bytes in *read.
   core::Result<SectionCopy> read_checked_anchor(const Anchor& a, int64_t* read) const;

@@ -819,8 +819,17 @@ CachePrewarm EngineCaches::prewarm(const std::vector<int32_t>& prompt,
     out.why = "resident_in_use";
     return out;
   }
-  save_before_prewarm();
   const int64_t rows_in_place = exact_rows_in_place(served.tokens);
+  // A read the memory Budget refuses with every level shed is refused before anything is
+  // saved or displaced: a refused prewarm changes nothing (the refusal is counted).
+  if (auto need = spill_->prewarm_bytes(served.tokens, chosen, rows_in_place);
+      need && !budget_.read_fits(*need)) {
+    core::ignore_status(budget_.make_room_for_read(*need), "cache: prewarm");
+    out.why = "memory";
+    publish_stats();
+    return out;
+  }
+  save_before_prewarm();
   // The disk writer stops copying rows the read may overwrite: the entry's tokens are the
   // prompt's up to the offer at least, so none below that or the rows in place.
   if (disk_) disk_->fence(std::min(rows_in_place, chosen.resume_at));

@@ -416,7 +416,9 @@ TEST(HttpSpill, ARequestArrivingDuringAPrewarmMakesItYield) {
 
 // The blocks a prewarm reads wait in RAM until the last is checked: the memory Budget sees
 // them before the read. Under a peak that holds the engine and nothing more, the prewarm does
-// not read (why: memory), the refusal is the Budget's, and the entry stays on the disk.
+// not read (why: memory), the refusal is the Budget's, and the entry stays on the disk. It is
+// refused before anything is done: the conversation in place (conv-b, read back at the start)
+// is neither saved again nor displaced.
 TEST(HttpSpill, APrewarmsRowsAreChargedToTheMemoryBudget) {
   TempDir dir;
   ServerOptions o = prewarm_options(dir.path);
@@ -435,6 +437,7 @@ TEST(HttpSpill, APrewarmsRowsAreChargedToTheMemoryBudget) {
   o.cache.budget.peak_bytes = engine_bytes + 1;
   o.cache.budget.ceiling_bytes = engine_bytes + 1;
   o.cache.budget.slack_bytes = 0;
+  o.cache.spill_options.give_up_min_tokens = 1;  // a prewarm that reads would save conv-b first
   ServerHarness h(o);
   ASSERT_TRUE(h.ok());
   const Json pw = prewarm(h, a2, "conv-a");
@@ -446,6 +449,9 @@ TEST(HttpSpill, APrewarmsRowsAreChargedToTheMemoryBudget) {
   const Json st = spill_stats(h);
   EXPECT_EQ(st["prewarms"], 0);
   EXPECT_EQ(st["entries"], 2) << "conv-a's entry stays";
+  EXPECT_EQ(st["saves"], 0) << "a refused prewarm saves nothing";
+  EXPECT_GT(cache_stats(h)["resident"]["end_position"].get<int64_t>(), 0)
+      << "conv-b is still in place";
 }
 
 // Each answer of a prewarm that does not read: nothing on the spill, the rows in place used a

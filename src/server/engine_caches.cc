@@ -205,9 +205,10 @@ void EngineCaches::drain() {
 // The rows' own tokens up to the end anchor, then the client's text after it re-tokenized,
 // when the client's text starts with the rows' text; or up to the last row where it still did
 // (docs/end-alignment.md "Partial alignment"). The conversation in place first, then the parked
-// one (issue 12 §5: a conversation back from the park gets the same matching).
+// one (issue 12 §5: a conversation back from the park gets the same matching), then the
+// session's spilled one (issue 11: the spill is matched as RAM is).
 std::optional<std::vector<int32_t>> EngineCaches::align_by_text(
-    const std::vector<int32_t>& prompt, const std::string& prompt_text,
+    const std::vector<int32_t>& prompt, const std::string& prompt_text, const std::string& session,
     const cache::OfferScope& scope) const {
   if (!options_.end_align || prompt_text.empty() || resident_.guest_active()) return std::nullopt;
   const cache::EndAnchor& end = resident_.end_anchor();
@@ -216,9 +217,23 @@ std::optional<std::vector<int32_t>> EngineCaches::align_by_text(
                               prompt_text, scope))
       return a;
   }
-  if (const cache::ParkedSession::Contents* p = resident_.parked(); p && !p->end.empty())
-    return align_record(p->tokens, p->end.position(), p->marks, prompt, prompt_text, scope);
-  return std::nullopt;
+  if (const cache::ParkedSession::Contents* p = resident_.parked(); p && !p->end.empty()) {
+    if (auto a = align_record(p->tokens, p->end.position(), p->marks, prompt, prompt_text, scope))
+      return a;
+  }
+  return align_spilled(prompt, prompt_text, session, scope);
+}
+
+std::optional<std::vector<int32_t>> EngineCaches::align_spilled(
+    const std::vector<int32_t>& prompt, const std::string& prompt_text, const std::string& session,
+    const cache::OfferScope& scope) const {
+  if (!spill_ || session.empty()) return std::nullopt;
+  const cache::SessionSpill::SessionRecord rec = spill_->session_record(session);
+  const int64_t e = int64_t(rec.tokens.size());
+  if (e == 0 || common_prefix(rec.tokens, prompt) >= e) return std::nullopt;
+  const cache::ConversationMarks marks{{rec.hidden.begin(), rec.hidden.end()},
+                                       {rec.regions.begin(), rec.regions.end()}};
+  return align_record(rec.tokens, e, marks, prompt, prompt_text, scope);
 }
 
 std::optional<std::vector<int32_t>> EngineCaches::align_record(
@@ -256,20 +271,17 @@ std::optional<std::vector<int32_t>> EngineCaches::align_record(
 }
 
 // How far the session's spilled conversation would serve the prompt through the end
-// alignment on its own tokens and regions — the spill matches tokens only (note_unused's
-// end_no_align). 0 unless its end is a block or more past the start and its tokens part from
-// the prompt below it: only then is there something to name, and the alignment is run.
+// alignment on its own tokens and regions (note_unused's end_no_align: under the exact policy
+// the spill, as every tier, matches the client's tokens only; under the rows policy serve()
+// has already aligned the prompt on it). 0 unless its end is a block or more past the start
+// and its tokens part from the prompt below it: only then is there something to name.
 int64_t EngineCaches::spill_aligned_end(const GenerationJob& job, const std::string& session,
                                         const cache::OfferScope& scope, int64_t start) const {
-  const cache::SessionSpill::SessionRecord rec = spill_->session_record(session);
-  const int64_t e = int64_t(rec.tokens.size());
-  const int64_t below = spill_->options().block_rows;
-  if (e - std::max<int64_t>(start, 0) < below || common_prefix(rec.tokens, job.prompt) >= e)
-    return 0;
-  const cache::ConversationMarks marks{{rec.hidden.begin(), rec.hidden.end()},
-                                       {rec.regions.begin(), rec.regions.end()}};
-  auto served = align_record(rec.tokens, e, marks, job.prompt, job.prompt_text, scope);
-  return served ? common_prefix(*served, rec.tokens) : 0;
+  const std::span<const int32_t> tokens = spill_->session_tokens(session);
+  const int64_t e = int64_t(tokens.size());
+  if (e - std::max<int64_t>(start, 0) < spill_->options().block_rows) return 0;
+  auto served = align_spilled(job.prompt, job.prompt_text, session, scope);
+  return served ? common_prefix(*served, tokens) : 0;
 }
 
 cache::OfferScope EngineCaches::scope_of(const SessionKey& session) const {
@@ -283,14 +295,14 @@ void EngineCaches::record_made(const std::string& tenant, std::span<const int32_
 }
 
 ServedPrompt EngineCaches::serve(const std::vector<int32_t>& prompt, const std::string& prompt_text,
-                                 const cache::OfferScope& scope) const {
+                                 const std::string& session, const cache::OfferScope& scope) const {
   switch (options_.resume_policy) {
     case ResumePolicy::kExact:
       return ServedPrompt::client(prompt);
     case ResumePolicy::kRows:
       break;
   }
-  if (auto aligned = align_by_text(prompt, prompt_text, scope))
+  if (auto aligned = align_by_text(prompt, prompt_text, session, scope))
     return ServedPrompt::made(std::move(*aligned), prompt, Alignment::kText);
   // The replay may serve the parked session's tokens as well as the end anchor's: under a
   // tenant scope it is not tried (the text alignment above is, for the tenant's own rows).
@@ -344,7 +356,7 @@ ServedPrompt EngineCaches::serve(const GenerationJob& job, const std::string& se
       served = ServedPrompt::made(std::move(*continued), job.prompt, Alignment::kContinuation);
     ++(served ? served_stats_.continuations : served_stats_.continuations_declined);
   }
-  if (!served) served = serve(job.prompt, job.prompt_text, scope);
+  if (!served) served = serve(job.prompt, job.prompt_text, session, scope);
   if (served->aligned == Alignment::kText) ++served_stats_.aligned_text;
   if (served->aligned == Alignment::kReplay) ++served_stats_.aligned_replay;
   if (const int64_t d = served->differing(); d > 0) {
@@ -784,9 +796,9 @@ CachePeek EngineCaches::peek(const std::vector<int32_t>& prompt, const std::stri
                              const SessionKey& session) {
   CacheStart start;
   const cache::OfferScope scope = scope_of(session);
-  start.served = serve(prompt, prompt_text, scope);
-  const cache::Plan plan =
-      planner_.plan(start.served.tokens, session_tag(session.hash(), !session.empty()), scope);
+  const std::string tag = session_tag(session.hash(), !session.empty());
+  start.served = serve(prompt, prompt_text, tag, scope);
+  const cache::Plan plan = planner_.plan(start.served.tokens, tag, scope);
   start.offer = plan.chosen;
   start_from(&start);
   CachePeek p;
@@ -801,9 +813,9 @@ CachePrewarm EngineCaches::prewarm(const std::vector<int32_t>& prompt,
                                    const std::function<bool()>& yield) {
   CachePrewarm out;
   const cache::OfferScope scope = scope_of(session);
-  const ServedPrompt served = serve(prompt, prompt_text, scope);
-  const cache::Plan plan =
-      planner_.plan(served.tokens, session_tag(session.hash(), !session.empty()), scope);
+  const std::string tag = session_tag(session.hash(), !session.empty());
+  const ServedPrompt served = serve(prompt, prompt_text, tag, scope);
+  const cache::Plan plan = planner_.plan(served.tokens, tag, scope);
   const cache::ResumeOffer& chosen = plan.chosen;
   if (!spill_ || chosen.source != cache::ResumeSource::kSpill) {
     out.why = "not_on_disk";  // RAM needs nothing, or the disk tier reads during the prefill

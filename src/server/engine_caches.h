@@ -213,13 +213,20 @@ class EngineCaches {
   ServedPrompt serve(const GenerationJob& job, const std::string& session,
                      const cache::OfferScope& scope);
   ServedPrompt serve(const std::vector<int32_t>& prompt, const std::string& prompt_text,
-                     const cache::OfferScope& scope) const;
+                     const std::string& session, const cache::OfferScope& scope) const;
   std::span<const int32_t> held_conversation(const std::string& session) const;
   std::optional<std::vector<int32_t>> continuation(const CompactionTurn& turn,
                                                    const std::string& session,
                                                    const cache::OfferScope& scope) const;
   std::optional<std::vector<int32_t>> align_by_text(const std::vector<int32_t>& prompt,
                                                     const std::string& prompt_text,
+                                                    const std::string& session,
+                                                    const cache::OfferScope& scope) const;
+  // align_by_text over the session's spilled conversation, when its tokens part from the
+  // prompt below its end (matching tokens need no alignment).
+  std::optional<std::vector<int32_t>> align_spilled(const std::vector<int32_t>& prompt,
+                                                    const std::string& prompt_text,
+                                                    const std::string& session,
                                                     const cache::OfferScope& scope) const;
   // align_by_text over one record: `rows` to their end anchor at `e`.
   std::optional<std::vector<int32_t>> align_record(std::span<const int32_t> rows, int64_t e,

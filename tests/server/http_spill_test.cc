@@ -525,12 +525,14 @@ TEST(HttpSpill, AnEntryTooSlowToReadIsCountedAsUnused) {
   EXPECT_NE(metrics->body.find("anchorage_spill_unused_slow_total 1"), std::string::npos);
 }
 
-// A next turn whose copy of an earlier answer re-tokenizes differently: the session's spilled
-// entry would serve it to its end only through the end alignment, which the spill does not
-// apply (it matches tokens) — one log line and unused_end_no_align (stats and /metrics).
-// Random-weight answers re-tokenize differently now and then; the test looks for one under the
-// rows policy, whose alignment in RAM says so (`served: rows` at the end anchor).
-TEST(HttpSpill, AnEntryOnlyTheEndAlignmentWouldServeIsCountedAsUnused) {
+// A next turn whose copy of an earlier answer re-tokenizes differently: under the rows policy
+// the session's spilled entry serves it to its end through the end alignment on the entry's own
+// tokens and marks, as RAM would (issue 11 §1) — not counted as unused_end_no_align. (Under the
+// exact policy every tier matches the client's tokens; that count is tested in
+// session_spill_test.cc.) Random-weight answers re-tokenize differently now and then; the test
+// looks for one under the rows policy, whose alignment in RAM says so (`served: rows` at the
+// end anchor).
+TEST(HttpSpill, AnEntryOnlyTheEndAlignmentServesIsServedUnderTheRowsPolicy) {
   TempDir dir;
   ServerOptions o = spill_options(dir.path);
   o.cache.resume_policy = ResumePolicy::kRows;
@@ -556,12 +558,17 @@ TEST(HttpSpill, AnEntryOnlyTheEndAlignmentWouldServeIsCountedAsUnused) {
   }
   ASSERT_FALSE(session.empty()) << "no answer re-tokenized differently";
   post_chat(h, turn1(5), "conv-b");  // the session goes to the spill
-  EXPECT_EQ(spill_stats(h)["unused_end_no_align"], 0);
-  post_chat(h, next, session);
-  EXPECT_EQ(spill_stats(h)["unused_end_no_align"], 1);
-  auto metrics = h.client().Get("/metrics");
-  ASSERT_TRUE(metrics);
-  EXPECT_NE(metrics->body.find("anchorage_spill_unused_end_no_align_total 1"), std::string::npos);
+  const int64_t hits = spill_stats(h)["hits"].get<int64_t>();
+  const Json got = post_chat(h, next, session);
+  const Json& c = got["usage"]["anchorage"]["cache"];
+  EXPECT_EQ(c["tier"], "nvme_spill") << c.dump();
+  EXPECT_EQ(c["served"], "rows");
+  EXPECT_EQ(c["exact"], false);
+  EXPECT_EQ(c["cached"].get<int64_t>() + c["reread"].get<int64_t>(),
+            got["usage"]["prompt_tokens"].get<int64_t>());
+  const Json st = spill_stats(h);
+  EXPECT_EQ(st["hits"].get<int64_t>(), hits + 1);
+  EXPECT_EQ(st["unused_end_no_align"], 0);
 }
 
 }  // namespace

@@ -32,6 +32,7 @@
 //        which may be tmpfs: no disk)  --preset small  --contexts 8192,32768  --raw-mib 1024
 //        --block-mib 16  --repeats 5  --threads 0 (all)  --seed 1  --keep (leave the files)
 //        --parts tier,http,spill (which parts run besides raw; all by default)
+//        --spill-codec zstd|blosc|none (the spill part's codec; zstd, the server's default)
 //        --quick (tiny preset, a 2k head: ~3.4k rendered over HTTP, the tools' floor; 128 MiB
 //        raw; admission from 1,024 tokens)
 //        --check (exit 1 unless the document has its parts and every disk request's source is
@@ -86,6 +87,7 @@ struct Args {
   bool check = false;
   bool keep = false;
   std::string parts = "tier,http,spill";  // raw always runs: the others' ratios need it
+  cache::SpillCodecKind spill_codec = cache::SpillCodecKind::kZstd;
   bool part(std::string_view p) const { return parts.find(p) != std::string::npos; }
 };
 
@@ -113,6 +115,10 @@ bool parse_args(int argc, char** argv, Args* a) {
       a->dir = std::string(v);
     } else if (f == "--parts") {
       a->parts = std::string(v);
+    } else if (f == "--spill-codec") {
+      auto kind = cache::parse_spill_codec(v);
+      if (!kind) return false;
+      a->spill_codec = *kind;
     } else if (f == "--preset") {
       a->preset = std::string(v);
       preset_set = true;
@@ -248,6 +254,7 @@ Json measure_spill(const Args& a, server::ServedModel& model, const std::string&
   co.disk.admission.min_tokens = int64_t(1) << 40;  // the spill alone
   co.disk.min_free_bytes = 0;
   co.write_guard.budget_bytes = int64_t(1) << 50;  // a bench's writes are no day's budget
+  co.spill_options.codec = a.spill_codec;
   core::PosixFs fs;
   core::Rng rng(a.seed * 131 + uint64_t(ctx));
   std::vector<int32_t> conv(size_t(ctx), 0);
@@ -338,6 +345,7 @@ Json measure_spill(const Args& a, server::ServedModel& model, const std::string&
   return {{"tokens", ctx},
           {"rows_bytes", int64_t(rows_total)},
           {"file_bytes", file_bytes},
+          {"codec", std::string(cache::spill_codec_name(a.spill_codec))},
           {"codec_ratio", rows_total / double(std::max<int64_t>(file_bytes, 1))},
           {"prefill_s", prefill_s},
           {"save", saves},
@@ -641,7 +649,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: disk_bench [--dir DIR] [--preset small] [--contexts 8192,32768] "
                  "[--raw-mib 1024] [--block-mib 16] [--repeats 5] [--threads 0] [--seed 1] "
-                 "[--quick] [--check] [--keep]\n");
+                 "[--spill-codec zstd] [--quick] [--check] [--keep]\n");
     return 2;
   }
   core::set_log_level(core::LogLevel::kWarn);

@@ -535,6 +535,23 @@ TEST_F(AlignEnd, NonCanonicalEncodingAlignsByBytes) {
   EXPECT_EQ(std::memcmp(p.data(), rows_text.data(), rows_text.size()), 0);
 }
 
+// `rows` end in a generated region the response showed as `shown`: the client's copy (the
+// answer, then a new user message) aligns to the rows' end; the same rows read as prompt (no
+// generated region) do not, since the copy differs from their bytes.
+void expect_answer_aligns_only_as_generated(const Tokenizer& tok, Json body, const Rows& rows,
+                                            const std::string& shown) {
+  body["messages"].push_back(assistant_message(shown));
+  body["messages"].push_back(user_message("go on"));
+  const std::string p = render(body);
+  const EndAlignment a = align_end(tok, rows.record(), p);
+  ASSERT_TRUE(a.aligned) << a.why;
+  EXPECT_EQ(a.rows_matched, static_cast<int64_t>(rows.ids.size()));
+  EXPECT_EQ(p.compare(a.prompt_bytes, 10, "<|im_end|>"), 0);
+  Rows read = rows;
+  read.generated.clear();
+  EXPECT_FALSE(align_end(tok, read.record(), p).aligned);
+}
+
 // A special token the model sampled mid-answer is not in the response, so not in the client's
 // copy: the rows align past it by the bytes around it (rule 5). Outside a generated region the
 // same bytes missing are a real difference.
@@ -551,18 +568,7 @@ TEST_F(AlignEnd, SpecialTokensSampledInTheAnswerAreNotInTheCopy) {
   tok_->encode(" look.", &rows.ids);
   rows.generated.push_back({begin, static_cast<int64_t>(rows.ids.size())});
 
-  body["messages"].push_back(assistant_message("Let me look."));
-  body["messages"].push_back(user_message("go on"));
-  const std::string p = render(body);
-  const EndAlignment a = align_end(*tok_, rows.record(), p);
-  ASSERT_TRUE(a.aligned) << a.why;
-  EXPECT_EQ(a.rows_matched, static_cast<int64_t>(rows.ids.size()));
-  EXPECT_EQ(p.compare(a.prompt_bytes, 10, "<|im_end|>"), 0);
-
-  // The same rows read as prompt (no generated region): the copy differs from them.
-  Rows read = rows;
-  read.generated.clear();
-  EXPECT_FALSE(align_end(*tok_, read.record(), p).aligned);
+  expect_answer_aligns_only_as_generated(*tok_, std::move(body), rows, "Let me look.");
 }
 
 // The response shows an answer as Tokenizer::decode does: bytes that form no character become
@@ -582,18 +588,7 @@ TEST_F(AlignEnd, BytesThatFormNoCharacterAndIdsWithNoTokenAreShownAsTheResponseS
       tok_->decode(std::span<const int32_t>(rows.ids).subspan(size_t(begin)), true);
   ASSERT_EQ(shown, "Let me \xEF\xBF\xBD\xE6\xB0\x97 then \xEF\xBF\xBDlook.");
 
-  body["messages"].push_back(assistant_message(shown));
-  body["messages"].push_back(user_message("go on"));
-  const std::string p = render(body);
-  const EndAlignment a = align_end(*tok_, rows.record(), p);
-  ASSERT_TRUE(a.aligned) << a.why;
-  EXPECT_EQ(a.rows_matched, static_cast<int64_t>(rows.ids.size()));
-  EXPECT_EQ(p.compare(a.prompt_bytes, 10, "<|im_end|>"), 0);
-
-  // The same rows read as prompt (no generated region): the copy differs from them.
-  Rows read = rows;
-  read.generated.clear();
-  EXPECT_FALSE(align_end(*tok_, read.record(), p).aligned);
+  expect_answer_aligns_only_as_generated(*tok_, std::move(body), rows, shown);
 }
 
 TEST_F(AlignEnd, BadRecordsAreRefused) {

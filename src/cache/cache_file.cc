@@ -234,6 +234,40 @@ core::Result<CacheFile> CacheFile::open(std::unique_ptr<core::ReadableFile> open
   return f;
 }
 
+uint64_t CacheFile::sections_bytes() const {
+  if (sections_.empty()) return 0;
+  return section_offset(sections_.size() - 1) + round_up_to_align(sections_.back().length);
+}
+
+Status CacheFile::read_sections_unchecked(std::span<std::byte> room) const {
+  const uint64_t total = sections_bytes();
+  if (room.size() < total)
+    return Status::invalid_argument("cache file: sections read without room for their padding");
+  if (total == 0) return Status::ok();
+  auto n = file_->read_at(sections_[0].offset, room.first(size_t(total)));
+  if (!n) return n.error();
+  if (*n != total) return corrupt(Reason::kShortRead, "sections cut short");
+  return Status::ok();
+}
+
+Status CacheFile::check_sections(std::span<const std::byte> room) const {
+  if (room.size() < sections_bytes())
+    return Status::invalid_argument("cache file: sections checked without their padding");
+  for (size_t i = 0; i < sections_.size(); ++i) {
+    uint32_t c = section_crc_seed(key_, kind_, uint32_t(i));
+    c = core::crc32c_extend(c, room.data() + section_offset(i),
+                            size_t(round_up_to_align(sections_[i].length)));
+    if (Status s = check_section_crc(i, c); !s.is_ok()) return s;
+  }
+  return Status::ok();
+}
+
+Status CacheFile::check_section_crc(size_t i, uint32_t crc) const {
+  if (core::crc32c_mask(crc) != sections_[i].crc)
+    return corrupt(Reason::kSectionCrc, "section " + std::to_string(i) + " checksum mismatch");
+  return Status::ok();
+}
+
 Status CacheFile::read_section(size_t i, std::span<std::byte> dst) const {
   if (i >= sections_.size() || dst.size() != sections_[i].length)
     return Status::invalid_argument("cache file: section read of the wrong size");
@@ -251,9 +285,20 @@ Status CacheFile::read_section(size_t i, std::span<std::byte> dst) const {
     if (*m != pad) return corrupt(Reason::kShortRead, "section padding cut short");
     c = core::crc32c_extend(c, tail, pad);
   }
-  if (core::crc32c_mask(c) != s.crc)
-    return corrupt(Reason::kSectionCrc, "section " + std::to_string(i) + " checksum mismatch");
-  return Status::ok();
+  return check_section_crc(i, c);
+}
+
+Status CacheFile::read_section_padded(size_t i, std::span<std::byte> room) const {
+  if (i >= sections_.size() || room.size() < round_up_to_align(sections_[i].length))
+    return Status::invalid_argument("cache file: section read without room for its padding");
+  const CacheFileSection& s = sections_[i];
+  const std::span<std::byte> padded = room.first(round_up_to_align(s.length));
+  auto n = file_->read_at(s.offset, padded);
+  if (!n) return n.error();
+  if (*n != padded.size()) return corrupt(Reason::kShortRead, "section cut short");
+  uint32_t c = section_crc_seed(key_, kind_, uint32_t(i));
+  c = core::crc32c_extend(c, padded.data(), padded.size());
+  return check_section_crc(i, c);
 }
 
 }  // namespace anchorage::cache

@@ -77,8 +77,25 @@ class CacheFile {
   // Reads section i into dst (exactly its length) and checks its crc; on a mismatch dst holds
   // unchecked bytes and must not be used.
   core::Status read_section(size_t i, std::span<std::byte> dst) const;
+  // The same into a buffer with room for the section's padding too (at least its length rounded
+  // up to kCacheFileAlign): one read of whole blocks, which core::Fs takes straight into the
+  // buffer under O_DIRECT when it is 4 KiB aligned (no bounce buffer, no second read for the
+  // padding). The section is the first length bytes of `room`.
+  core::Status read_section_padded(size_t i, std::span<std::byte> room) const;
+  // Every section in one read, the way read_section_padded reads one (a spill block's few
+  // hundred KB sections one read each ran at half the drive's rate): `room` holds at least
+  // sections_bytes(); section i starts at section_offset(i) in it. The bytes are unchecked
+  // until check_sections(room) says so: a reader thread only waits on the drive and the
+  // thread that uses the bytes checks them first.
+  core::Status read_sections_unchecked(std::span<std::byte> room) const;
+  core::Status check_sections(std::span<const std::byte> room) const;
+  uint64_t sections_bytes() const;
+  uint64_t section_offset(size_t i) const { return sections_[i].offset - sections_[0].offset; }
 
  private:
+  // `crc`: the section's crc32c register over its padded bytes, before the mask.
+  core::Status check_section_crc(size_t i, uint32_t crc) const;
+
   CacheFileKind kind_ = CacheFileKind::kChunk;
   CacheKey key_;
   nlohmann::json meta_;

@@ -42,6 +42,7 @@
 
 #include "cache/blob_store.h"
 #include "cache/buffer_sums.h"
+#include "cache/cache_file.h"
 #include "cache/cache_key.h"
 #include "cache/hidden_span.h"
 #include "cache/offer_source.h"
@@ -290,8 +291,9 @@ class SessionSpill : public OfferSource {
     core::Status status;
     RowCopy rows;
   };
-  // A block's rows read, decoded and summed again against the manifest.
-  LoadedBlock load_block(const Entry& e, const Block& b) const;
+  // A block's rows read, decoded and summed again against the manifest. `frame` holds a
+  // section's compressed frame on its way (grown as needed, kept by the caller across blocks).
+  LoadedBlock load_block(const Entry& e, const Block& b, core::AlignedBuffer* frame) const;
   void note_read(const Entry& e, int64_t bytes, int64_t t0_ns);
   // A block on its way to the disk: its rows, its frames being compressed on the codec pool
   // (encode_block), then its file written (write_block). Waits for its frames when it goes.
@@ -326,7 +328,20 @@ class SessionSpill : public OfferSource {
   void note_write(const std::string& name, SaveWrites* w);
   core::Status fail_save(SaveWrites* w, const core::Status& s);
   void commit_entry(Entry e, const std::vector<std::string>& names);
-  core::Status read_block(const Block& b, std::span<const int32_t> ids, RowCopy* rows) const;
+  // A block file's compressed frames as read (unchecked until decode_frames checks them): the file,
+  // the codec and, per view, where its frame lies in the buffer the sections were read into.
+  struct BlockFrames {
+    std::optional<CacheFile> file;  // checks the frames' crcs
+    SpillCodecKind kind = SpillCodecKind::kNone;
+    std::vector<std::pair<size_t, size_t>> sections;  // offset, length
+  };
+  core::Result<BlockFrames> read_frames(const Block& b, std::span<const int32_t> ids,
+                                        core::AlignedBuffer* frame) const;
+  core::Status decode_frames(const Block& b, const BlockFrames& frames,
+                             const core::AlignedBuffer& frame, RowCopy* rows) const;
+  std::span<const int32_t> block_ids(const Entry& e, const Block& b) const {
+    return {e.tokens.data() + b.begin, size_t(b.end - b.begin)};
+  }
 
   std::unique_ptr<BlobStore> store_;
   std::unique_ptr<SpillCodecPool> pool_;  // null: one thread

@@ -111,16 +111,46 @@ TEST(CacheFile, GoldenFileOfThisVersionIsByteEqual) {
   EXPECT_TRUE(CacheFile::open(fs, "/t/g", CacheFileKind::kChunk).has_value());
 }
 
-// Opens the file and reads every section; the first failure's reason (kNone: all good).
-core::Reason check_all(core::MemFs& fs, const std::string& path) {
+// Opens the file and reads every section, one read each or (at_once) all in one read checked
+// afterwards; the first failure's reason (kNone: all good).
+core::Reason check_all(core::MemFs& fs, const std::string& path, bool at_once = false) {
   auto f = CacheFile::open(fs, path, CacheFileKind::kChunk);
   if (!f) return f.error().reason();
+  if (at_once) {
+    std::vector<std::byte> room(f->sections_bytes());
+    core::Status s = f->read_sections_unchecked(room);
+    if (s.is_ok()) s = f->check_sections(room);
+    return s.reason();
+  }
   for (size_t i = 0; i < f->sections().size(); ++i) {
     std::vector<std::byte> dst(f->sections()[i].length);
     core::Status s = f->read_section(i, dst);
     if (!s.is_ok()) return s.reason();
   }
   return core::Reason::kNone;
+}
+
+TEST(CacheFile, EverySectionInOneReadHoldsTheSectionsWhereTheTableSays) {
+  core::MemFs fs;
+  ASSERT_TRUE(fs.create_dir("/t").is_ok());
+  GoldenInputs in;
+  ASSERT_TRUE(in.writer().write(fs, "/t/f").is_ok());
+  auto f = CacheFile::open(fs, "/t/f", CacheFileKind::kChunk);
+  ASSERT_TRUE(f.has_value());
+  ASSERT_EQ(f->sections_bytes(), 2u * 4096u);  // both sections with the second's padding
+  EXPECT_EQ(f->section_offset(1), 4096u);
+  std::vector<std::byte> room(f->sections_bytes() - 1);
+  EXPECT_EQ(f->read_sections_unchecked(room).code(), core::StatusCode::kInvalidArgument);
+  room.resize(f->sections_bytes());
+  ASSERT_TRUE(f->read_sections_unchecked(room).is_ok());
+  ASSERT_TRUE(f->check_sections(room).is_ok());
+  EXPECT_EQ(std::memcmp(room.data(), in.a.data(), in.a.size()), 0);
+  EXPECT_EQ(std::memcmp(room.data() + f->section_offset(1), in.b.data(), in.b.size()), 0);
+  // One section's padding read the way read_section_padded reads it.
+  std::vector<std::byte> one(4096);
+  ASSERT_TRUE(f->read_section_padded(1, one).is_ok());
+  EXPECT_EQ(std::memcmp(one.data(), in.b.data(), in.b.size()), 0);
+  EXPECT_FALSE(f->read_section_padded(1, std::span(one).first(100)).is_ok());
 }
 
 TEST(CacheFile, AFlippedByteInEveryRegionIsRefusedWithItsReason) {
@@ -154,6 +184,7 @@ TEST(CacheFile, AFlippedByteInEveryRegionIsRefusedWithItsReason) {
     bad[r.offset] ^= std::byte{0x10};
     put_file(fs, "/t/f", bad);
     EXPECT_EQ(check_all(fs, "/t/f"), r.reason) << r.name;
+    EXPECT_EQ(check_all(fs, "/t/f", /*at_once=*/true), r.reason) << r.name << ", at once";
   }
   // Cut short anywhere: refused (the sizes no longer add up).
   for (size_t n : {size_t(0), size_t(100), size_t(4096), size_t(8192), good.size() - 1}) {
@@ -168,6 +199,7 @@ TEST(CacheFile, AFlippedByteInEveryRegionIsRefusedWithItsReason) {
   std::memcpy(swapped.data() + 8192, good.data() + 4096, 4096);
   put_file(fs, "/t/f", swapped);
   EXPECT_EQ(check_all(fs, "/t/f"), core::Reason::kSectionCrc);
+  EXPECT_EQ(check_all(fs, "/t/f", /*at_once=*/true), core::Reason::kSectionCrc);
 }
 
 }  // namespace

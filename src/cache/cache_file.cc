@@ -251,15 +251,18 @@ Status CacheFile::read_sections_unchecked(std::span<std::byte> room) const {
 }
 
 Status CacheFile::check_sections(std::span<const std::byte> room) const {
-  if (room.size() < sections_bytes())
-    return Status::invalid_argument("cache file: sections checked without their padding");
-  for (size_t i = 0; i < sections_.size(); ++i) {
-    uint32_t c = section_crc_seed(key_, kind_, uint32_t(i));
-    c = core::crc32c_extend(c, room.data() + section_offset(i),
-                            size_t(round_up_to_align(sections_[i].length)));
-    if (Status s = check_section_crc(i, c); !s.is_ok()) return s;
-  }
+  for (size_t i = 0; i < sections_.size(); ++i)
+    if (Status s = check_section(i, room); !s.is_ok()) return s;
   return Status::ok();
+}
+
+Status CacheFile::check_section(size_t i, std::span<const std::byte> room) const {
+  if (i >= sections_.size() || room.size() < sections_bytes())
+    return Status::invalid_argument("cache file: a section checked without its padding");
+  uint32_t c = section_crc_seed(key_, kind_, uint32_t(i));
+  c = core::crc32c_extend(c, room.data() + section_offset(i),
+                          size_t(round_up_to_align(sections_[i].length)));
+  return check_section_crc(i, c);
 }
 
 Status CacheFile::check_section_crc(size_t i, uint32_t crc) const {

@@ -89,6 +89,8 @@ class CacheFile {
   // thread that uses the bytes checks them first.
   core::Status read_sections_unchecked(std::span<std::byte> room) const;
   core::Status check_sections(std::span<const std::byte> room) const;
+  // Section i's crc alone in such a buffer (threads may check sections apart).
+  core::Status check_section(size_t i, std::span<const std::byte> room) const;
   uint64_t sections_bytes() const;
   uint64_t section_offset(size_t i) const { return sections_[i].offset - sections_[0].offset; }
 

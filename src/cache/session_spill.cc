@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <future>
+#include <latch>
 
 #include <xxhash.h>
 #include <nlohmann/json.hpp>
@@ -631,21 +632,54 @@ core::Result<SessionSpill::BlockFrames> SessionSpill::read_frames(
   return out;
 }
 
-// The frames' crcs checked, each frame decoded into exactly its view's bytes, then the rows
-// summed again against the manifest.
+namespace {
+// Runs f(i) for every i in [0, n) on the codec pool's threads and this one; returns when all
+// have run. f must not wait on the pool itself.
+void for_each_on(SpillCodecPool* pool, size_t n, const std::function<void(size_t)>& f) {
+  std::atomic<size_t> next{0};
+  auto drain = [&] {
+    for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) f(i);
+  };
+  const size_t helpers = pool == nullptr || n < 2 ? 0 : std::min(size_t(pool->n_threads()), n - 1);
+  std::latch done(std::ptrdiff_t(helpers + 1));
+  for (size_t h = 0; h < helpers; ++h)
+    pool->submit([&] {
+      drain();
+      done.count_down();
+    });
+  drain();
+  done.arrive_and_wait();
+}
+}  // namespace
+
+// Each view's frame, apart on the codec pool's threads and this one: its crc checked, decoded
+// into exactly its view's bytes, summed again against the manifest and, with `into`, its rows
+// [a, b) copied into the engine. A block's views are separate frames of a few hundred KB, each
+// one codec segment: decoded one after the other, one thread did the work while the others
+// waited. A view is copied in before the block's other views are checked: a failed restore
+// resets the engine, so rows of a block refused later are never used.
 Status SessionSpill::decode_frames(const Block& b, const BlockFrames& frames,
-                                   const core::AlignedBuffer& frame, RowCopy* rows) const {
-  if (Status s = frames.file->check_sections({frame.as<std::byte>(), frame.size()}); !s.is_ok())
-    return s;
-  for (size_t i = 0; i < frames.sections.size(); ++i) {
+                                   const core::AlignedBuffer& frame, RowCopy* rows,
+                                   const WriteBack* into) const {
+  const size_t n = frames.sections.size();
+  if (b.sums.size() != n) return corrupt(Reason::kLayout, "a block's sums differ in count");
+  std::vector<Status> status(n);
+  for_each_on(pool_.get(), n, [&](size_t i) {
     const auto [offset, length] = frames.sections[i];
-    if (Status s = spill_decode(frames.kind, frame.as<uint8_t>() + offset, length,
-                                static_cast<uint8_t*>(rows->mutable_part(i)), rows->part_bytes(i),
-                                size_t(core::dtype_size(layout_.views[i].dtype)), pool_.get());
-        !s.is_ok())
-      return s;
-  }
-  if (copy_sums(*rows) != b.sums) return corrupt(Reason::kSectionCrc, "a block's sums differ");
+    Status s = frames.file->check_section(i, {frame.as<std::byte>(), frame.size()});
+    auto* out = static_cast<uint8_t*>(rows->mutable_part(i));
+    if (s.is_ok())
+      s = spill_decode(frames.kind, frame.as<uint8_t>() + offset, length, out, rows->part_bytes(i),
+                       size_t(core::dtype_size(layout_.views[i].dtype)));
+    if (s.is_ok() &&
+        buffer_sums({reinterpret_cast<const std::byte*>(out), rows->part_bytes(i)}) != b.sums[i])
+      s = corrupt(Reason::kSectionCrc, "a block's sums differ");
+    // Into the engine while the view's rows are still in this core's cache.
+    if (s.is_ok() && into != nullptr) s = rows->write_back_view(*into->engine, i, into->a, into->b);
+    status[i] = std::move(s);
+  });
+  for (Status& s : status)
+    if (!s.is_ok()) return s;
   return Status::ok();
 }
 
@@ -842,7 +876,7 @@ Status SessionSpill::restore_entry(engine::Engine& engine, Entry& e, int64_t p,
   }
   // Block i + 1 is read (a helper thread waiting on the drive) while block i is decoded,
   // summed and copied into the views here: the drive and the CPU work at once.
-  core::AlignedBuffer frames[2];  // one per block in flight
+  auto& frames = read_frames_;
   auto fetch = [&](size_t i) {
     return read_frames(*wanted[i], block_ids(e, *wanted[i]), &frames[i % 2]);
   };
@@ -853,18 +887,16 @@ Status SessionSpill::restore_entry(engine::Engine& engine, Entry& e, int64_t p,
     if (i + 1 < wanted.size()) next = std::async(std::launch::async, fetch, i + 1);
     const Block& b = *wanted[i];
     Status checked = cur ? Status::ok() : cur.error();
-    RowCopy rows;
+    const WriteBack into{&engine, std::max(b.begin, rows_in_place), std::min(b.end, p)};
     if (checked.is_ok()) {
-      rows = RowCopy::allocate(layout_, b.begin, b.end, core::AlignedBuffer::Fill::kNone);
-      checked = decode_frames(b, *cur, frames[i % 2], &rows);
+      RowCopy rows = RowCopy::allocate(layout_, b.begin, b.end, core::AlignedBuffer::Fill::kNone);
+      checked = decode_frames(b, *cur, frames[i % 2], &rows, &into);
     }
     if (!checked.is_ok()) {
       if (next.valid()) next.wait();  // its reads finish before the refusal deletes files
       anchor.wait();
       return refuse_entry(id, checked);
     }
-    const int64_t from = std::max(b.begin, rows_in_place);
-    if (Status s = rows.write_back(engine, from, std::min(b.end, p)); !s.is_ok()) return s;
     auto size = file_bytes_.find(block_name(b.key));
     read += size == file_bytes_.end() ? 0 : int64_t(size->second);
     ++counts_.blocks_read;

@@ -337,14 +337,22 @@ class SessionSpill : public OfferSource {
   };
   core::Result<BlockFrames> read_frames(const Block& b, std::span<const int32_t> ids,
                                         core::AlignedBuffer* frame) const;
+  struct WriteBack {  // where decode_frames copies a block's rows: the engine's [a, b)
+    engine::Engine* engine = nullptr;
+    int64_t a = 0, b = 0;
+  };
   core::Status decode_frames(const Block& b, const BlockFrames& frames,
-                             const core::AlignedBuffer& frame, RowCopy* rows) const;
+                             const core::AlignedBuffer& frame, RowCopy* rows,
+                             const WriteBack* into = nullptr) const;
   std::span<const int32_t> block_ids(const Entry& e, const Block& b) const {
     return {e.tokens.data() + b.begin, size_t(b.end - b.begin)};
   }
 
   std::unique_ptr<BlobStore> store_;
   std::unique_ptr<SpillCodecPool> pool_;  // null: one thread
+  // The restore's read buffers, one per block in flight, kept from one restore to the next:
+  // a read into fresh pages waits for the kernel to clear them.
+  std::array<core::AlignedBuffer, 2> read_frames_;
   const std::string fingerprint_;
   const core::StateLayout layout_;
   const int64_t granularity_;

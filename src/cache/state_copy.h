@@ -81,6 +81,8 @@ class RowCopy {
   core::Status write_back(engine::Engine& engine) const;
   // Writes back only rows [a, b) ⊆ [begin, end).
   core::Status write_back(engine::Engine& engine, int64_t a, int64_t b) const;
+  // Only view i's rows [a, b): threads may write a copy's views back apart.
+  core::Status write_back_view(engine::Engine& engine, size_t i, int64_t a, int64_t b) const;
   // Copies rows [a, b) of `src` (a copy of the same `layout`) into this copy; [a, b) must lie
   // in both. Assembles a block from pieces held elsewhere (a park's blocks and the head).
   core::Status copy_rows(const core::StateLayout& layout, const RowCopy& src, int64_t a, int64_t b);
@@ -90,6 +92,8 @@ class RowCopy {
   size_t part_bytes(size_t i) const { return parts_[i].size(); }
 
  private:
+  core::Status check_view(const engine::Engine& engine, size_t i, int64_t a, int64_t b) const;
+  void copy_view(engine::Engine& engine, size_t i, int64_t a, int64_t b) const;
   // Buffers for rows [begin, end) of every view from the pool, their contents undefined.
   static RowCopy with_buffers(const core::StateLayout& layout, int64_t begin, int64_t end);
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -100,6 +101,37 @@ TEST_F(SectionPoolTest, ARowCopysBuffersServeTheNextRowCaptureOfTheSameSizes) {
   cache::RowCopy truth = cache::RowCopy::capture(*engine_, 64, 128);
   for (size_t i = 0; i < b.parts(); ++i)
     EXPECT_EQ(std::memcmp(b.part(i), truth.part(i), b.part_bytes(i)), 0) << "view " << i;
+}
+
+// write_back_view (the spill's restore writes each view from its own thread): one view's rows
+// [a, b) and nothing else, and a range outside the copy or a view past the layout writes nothing.
+TEST_F(SectionPoolTest, WritingBackOneViewWritesOnlyThatViewsRows) {
+  prefill_to(200);
+  const cache::RowCopy copy = cache::RowCopy::capture(*engine_, 64, 128);
+  std::reverse(tokens_.begin(), tokens_.end());  // other rows in place
+  prefill_to(200);
+  const core::StateLayout& layout = engine_->layout();
+  ASSERT_GE(layout.views.size(), 2u);
+  auto rows_of = [&](size_t v, int64_t a, int64_t b) {
+    std::vector<uint8_t> out(size_t((b - a) * layout.views[v].bytes_per_token()));
+    core::copy_rows_out(layout.views[v], engine_->view_data(v), a, b, out.data());
+    return out;
+  };
+  std::vector<std::vector<uint8_t>> before;
+  for (size_t v = 0; v < layout.views.size(); ++v) before.push_back(rows_of(v, 0, 200));
+  const std::vector<uint8_t> low = rows_of(1, 0, 80), high = rows_of(1, 100, 200);
+  std::vector<uint8_t> copied(size_t(20 * layout.views[1].bytes_per_token()));
+  core::copy_token_rows(layout.views[1], copied.data(), 20, 0, copy.part(1), 64, 16, 20);
+  ASSERT_NE(rows_of(1, 80, 100), copied);                            // the write changes something
+  EXPECT_FALSE(copy.write_back_view(*engine_, 1, 60, 100).is_ok());  // below the copy
+  EXPECT_FALSE(copy.write_back_view(*engine_, layout.views.size(), 80, 100).is_ok());
+  for (size_t v = 0; v < layout.views.size(); ++v) EXPECT_EQ(rows_of(v, 0, 200), before[v]);
+  ASSERT_TRUE(copy.write_back_view(*engine_, 1, 80, 100).is_ok());
+  EXPECT_EQ(rows_of(1, 80, 100), copied);
+  EXPECT_EQ(rows_of(1, 0, 80), low);
+  EXPECT_EQ(rows_of(1, 100, 200), high);
+  for (size_t v = 0; v < layout.views.size(); ++v)
+    if (v != 1) EXPECT_EQ(rows_of(v, 0, 200), before[v]) << "view " << v;
 }
 
 TEST_F(SectionPoolTest, OddSizesPushedInLaterDoNotKeepSectionsFromBeingRecycled) {

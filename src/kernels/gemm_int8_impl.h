@@ -547,11 +547,13 @@ inline void q6_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
 // byte rows: scales 0-15, qs 16-79, d 80-81, dmin 82-83) k block of a panel -> Q6KRepacked.
 // Input 128h + 32s + l is bits 2s, 2s + 1 of qs row 32h + l (Q3_K: plus bit 4h + s of hmask row
 // l as value 4); it is input 4g + t of sub-block 8h + 2s + l / 16 with l % 16 = 4g + t.
+// The k block's d (and Q2_K's dmin) as f32 and its 16 sub-blocks' scales (Q3_K: sc - 32;
+// Q2_K: sc and the mins) as int32, [sub-block][lane]: the repack's and the one-row path's.
 template <bool kQ3>
-inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
-  constexpr int kQs = kQ3 ? 32 : 16, kBlockBytes = kQ3 ? 110 : 84;
-  scales_f16(blk + (kQ3 ? 108 : 80) * 32, w->d);
-  if (!kQ3) scales_f16(blk + 82 * 32, w->dmin);
+inline void q3_q2_k_block_scales(const uint8_t* blk, float* d, float* dmin, int32_t (*sc)[32],
+                                 int32_t (*mn)[32]) {
+  scales_f16(blk + (kQ3 ? 108 : 80) * 32, d);
+  if (!kQ3) scales_f16(blk + 82 * 32, dmin);
   const __m256i m15 = _mm256_set1_epi32(15), m3 = _mm256_set1_epi32(3);
   for (int c = 0; c < 4; ++c) {
     __m256i sb[16];
@@ -562,15 +564,21 @@ inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
       if (kQ3) {  // the low nibble of byte j % 8 (high for j >= 8), bits 2(j / 4) of byte 8 + j % 4
         const __m256i low = j < 8 ? _mm256_and_si256(sb[j], m15) : _mm256_srli_epi32(sb[j - 8], 4);
         const __m256i high = _mm256_and_si256(_mm256_srli_epi32(sb[8 + j % 4], 2 * (j / 4)), m3);
-        _mm256_store_si256((__m256i*)(w->sc[j] + 8 * c),
+        _mm256_store_si256((__m256i*)(sc[j] + 8 * c),
                            _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)),
                                             _mm256_set1_epi32(32)));
       } else {
-        _mm256_store_si256((__m256i*)(w->sc[j] + 8 * c), _mm256_and_si256(sb[j], m15));
-        _mm256_store_si256((__m256i*)(w->mn[j] + 8 * c), _mm256_srli_epi32(sb[j], 4));
+        _mm256_store_si256((__m256i*)(sc[j] + 8 * c), _mm256_and_si256(sb[j], m15));
+        _mm256_store_si256((__m256i*)(mn[j] + 8 * c), _mm256_srli_epi32(sb[j], 4));
       }
     }
   }
+}
+
+template <bool kQ3>
+inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
+  constexpr int kQs = kQ3 ? 32 : 16, kBlockBytes = kQ3 ? 110 : 84;
+  q3_q2_k_block_scales<kQ3>(blk, w->d, w->dmin, w->sc, w->mn);
   const __m256i b3 = _mm256_set1_epi8(3), b1 = _mm256_set1_epi8(1);
   for (int h = 0; h < 2; ++h) {
     for (int g = 0; g < 8; ++g) {  // l = 4g .. 4g + 3
@@ -596,8 +604,76 @@ inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
   }
 }
 
-// Q6_K, Q3_K and Q2_K: one k block at a time, as Q4_K (a block of one row reads a Q6_K panel in
-// place; Q3_K and Q2_K repack for one row too).
+// One row x one Q3_K (kQ3) or Q2_K k block of a panel read in place (decode: a block of one
+// row reuses no repack, which cost more than the multiplies): the codes of 8 lanes at a time go
+// from the panel's transposes straight into the multiplies, with repack_q3_q2_k's bit layout.
+// Per lane the same exact integer sums as q6_k_tile<1, Q3_K / Q2_K> (integer additions in any
+// order give the same integer) and its float steps, so the same bits. A code is at most 7, so a
+// vpmaddubsw pair at most 2 * 7 * 127 = 1,778 in magnitude: the 4 groups of a sub-block add in
+// 16 bits (7,112) before one vpmaddwd.
+template <bool kQ3>
+inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off,
+                                 int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
+  constexpr int kQs = kQ3 ? 32 : 16, kBlockBytes = kQ3 ? 110 : 84, kOff = kQ3 ? 4 : 0;
+  alignas(32) float d[32], dmin[32];
+  alignas(32) int32_t sc[16][32], mn[16][32];
+  q3_q2_k_block_scales<kQ3>(blk, d, dmin, sc, mn);
+  const __m256i b3 = _mm256_set1_epi8(3), b1 = _mm256_set1_epi8(1);
+  const __m256i ones = _mm256_set1_epi16(1);
+  const uint8_t* a = xrow + kb * 256;
+  const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + xs_off) + kb * 16;
+  float dxv;
+  __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
+  const __m256 dx = _mm256_set1_ps(dxv);
+  for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
+    prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 4, c);
+    __m256i S = _mm256_setzero_si256(), Mn = _mm256_setzero_si256();
+    for (int h = 0; h < 2; ++h) {
+      for (int gh = 0; gh < 2; ++gh) {  // sub-blocks 8h + 2sh + gh, sh = 0 .. 3
+        __m256i is[4];                  // 16-bit pair sums
+        for (int sh = 0; sh < 4; ++sh) is[sh] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+        for (int g = 4 * gh; g < 4 * gh + 4; ++g) {  // l = 4g .. 4g + 3
+          const __m256i v = transpose4x8(blk + (kQs + 32 * h + 4 * g) * 32 + 8 * c);
+          __m256i u = _mm256_setzero_si256();
+          if (kQ3) u = transpose4x8(blk + 4 * g * 32 + 8 * c);
+#pragma GCC unroll 4
+          for (int sh = 0; sh < 4; ++sh) {
+            __m256i code = _mm256_and_si256(_mm256_srli_epi16(v, 2 * sh), b3);
+            if (kQ3)
+              code = _mm256_or_si256(
+                  code,
+                  _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(u, 4 * h + sh), b1), 2));
+            const __m256i av = _mm256_set1_epi32(load_i32(a + 128 * h + 32 * sh + 4 * g));
+            is[sh] = _mm256_add_epi16(is[sh], _mm256_maddubs_epi16(code, av));
+          }
+        }
+        for (int sh = 0; sh < 4; ++sh) {
+          const int j = 8 * h + 2 * sh + gh;
+          const __m256i scj = _mm256_load_si256((const __m256i*)(sc[j] + 8 * c));
+          S = _mm256_add_epi32(
+              S, _mm256_mullo_epi32(_mm256_sub_epi32(_mm256_madd_epi16(is[sh], ones),
+                                                     _mm256_set1_epi32(kOff * s16[j])),
+                                    scj));
+          if (!kQ3)
+            Mn = _mm256_add_epi32(
+                Mn, _mm256_mullo_epi32(_mm256_load_si256((const __m256i*)(mn[j] + 8 * c)),
+                                       _mm256_set1_epi32(s16[j])));
+        }
+      }
+    }
+    const __m256i mask = lane_mask8(n_cols - 8 * c);
+    __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + 8 * c, mask);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S), _mm256_mul_ps(_mm256_load_ps(d + 8 * c), dx), acc);
+    if (!kQ3)
+      acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(Mn),
+                             _mm256_mul_ps(_mm256_load_ps(dmin + 8 * c), dx), acc);
+    _mm256_maskstore_ps(y + 8 * c, mask, acc);
+  }
+}
+
+// Q6_K, Q3_K and Q2_K: one k block at a time, as Q4_K (a block of one row reads the panel in
+// place).
 template <int kType>
 inline void int8_k16_block(const GemmJob& job, const GemmBlock& b) {
   constexpr bool kQ6 = kType == int(core::DType::kQ6_K), kQ3 = kType == int(core::DType::kQ3_K);
@@ -608,9 +684,14 @@ inline void int8_k16_block(const GemmJob& job, const GemmBlock& b) {
   for (int64_t p = b.p0; p < b.p1; ++p) {
     for (int64_t kb = 0; kb < nbt; ++kb) {
       const uint8_t* blk = panels + p * pstride + kb * 32 * kBlockBytes;
-      if (kQ6 && b.m1 - b.m0 == 1) {
-        q6_k_row_in_place(blk, job.xq + b.m0 * job.ldq, job.xd_off, job.xs_off, kb,
-                          job.y + b.m0 * job.ldy + p * 32, kb == 0, job.N - p * 32);
+      if (b.m1 - b.m0 == 1) {
+        const uint8_t* xrow = job.xq + b.m0 * job.ldq;
+        float* y = job.y + b.m0 * job.ldy + p * 32;
+        if (kQ6)
+          q6_k_row_in_place(blk, xrow, job.xd_off, job.xs_off, kb, y, kb == 0, job.N - p * 32);
+        else
+          q3_q2_k_row_in_place<kQ3>(blk, xrow, job.xd_off, job.xs_off, kb, y, kb == 0,
+                                    job.N - p * 32);
         continue;
       }
       if (kQ6) {

@@ -611,6 +611,147 @@ void q6_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
   store_rows<R>(acc, y, ldy, n_cols);
 }
 
+// Q3_K's sub-blocks' scales sc - 32 (6 bits: the low nibble of byte row 96 + j % 8, high for
+// j >= 8, and bits 2(j / 4), 2(j / 4) + 1 of row 104 + j % 4) or Q2_K's scales and mins (the low
+// and high nibble of byte row j) of a k block's 32 lanes as int32 [16][32].
+template <bool kQ3>
+ANCHORAGE_FORCE_INLINE void q3_q2_k_scales(const uint8_t* blk, int32_t (*sc)[32],
+                                           int32_t (*mn)[32]) {
+  const __m512i m15 = _mm512_set1_epi32(15), m3 = _mm512_set1_epi32(3);
+  const __m512i m32 = _mm512_set1_epi32(32);
+  for (int h = 0; h < 2; ++h) {
+    __m512i sb[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < (kQ3 ? 12 : 16); ++i)
+      sb[i] = _mm512_maskz_cvtepu8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(
+                                                   blk + ((kQ3 ? 96 : 0) + i) * 32 + 16 * h)));
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; ++j) {
+      if (kQ3) {
+        const __m512i lo = j < 8 ? _mm512_and_si512(sb[j], m15) : _mm512_srli_epi32(sb[j - 8], 4);
+        const __m512i hi = _mm512_and_si512(_mm512_srli_epi32(sb[8 + j % 4], 2 * (j / 4)), m3);
+        _mm512_store_si512(sc[j] + 16 * h,
+                           _mm512_sub_epi32(_mm512_or_si512(lo, _mm512_slli_epi32(hi, 4)), m32));
+      } else {
+        _mm512_store_si512(sc[j] + 16 * h, _mm512_and_si512(sb[j], m15));
+        _mm512_store_si512(mn[j] + 16 * h, _mm512_srli_epi32(sb[j], 4));
+      }
+    }
+  }
+}
+
+// R rows x one Q3_K (kQ3; 110-byte-row k blocks: hmask 0-31, qs 32-95, scales 96-107, d
+// 108-109) or Q2_K (84-byte rows: scales 0-15, qs 16-79, d 80-81, dmin 82-83) panel over all of
+// K, from +0.0f. Input 128h + 32s + l is bits 2s, 2s + 1 of qs row 32h + l (Q3_K: plus bit 4h + s
+// of hmask row l as value 4, the code then being the stored value + 4); each group of 4 inputs
+// of qs (and hmask) is permuted once and the codes of the four s are taken from it, multiplied
+// as unsigned, and Q3_K's offset 4 is taken out of each exact sub-block sum with the
+// activations' sum of the sub-block. Q2_K adds its mins' step as Q4_K does. The integer sums are
+// exact, so their order is free; the float steps are gemm_scalar.cc's (the AVX2 tile's).
+template <int R, bool kQ3>
+void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq,
+                  int64_t xd_off, int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
+  constexpr int kBlockBytes = kQ3 ? 110 : 84, kQs = kQ3 ? 32 : 16, kOff = kQ3 ? 4 : 0;
+  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
+  const __m512i ph = _mm512_load_si512(kPerms.halves);
+  const __m512i m3 = _mm512_set1_epi8(3), m4 = _mm512_set1_epi8(4);
+  alignas(64) int32_t sc[16][32], mn[16][32];
+  __m512 acc[R][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t kb = 0; kb < nbt; ++kb) {
+    const uint8_t* blk = panel + kb * 32 * kBlockBytes;
+    q3_q2_k_scales<kQ3>(blk, sc, mn);
+    __m512i S[R][2], Mn[R][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) S[r][0] = S[r][1] = Mn[r][0] = Mn[r][1] = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {
+#pragma GCC unroll 2
+      for (int sub = 0; sub < 2; ++sub) {
+        __m512i is[4][R][2];  // [s]: sub-block 8h + 2s + sub
+#pragma GCC unroll 4
+        for (int t = 0; t < 4; ++t)
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) is[t][r][0] = is[t][r][1] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+        for (int g = 4 * sub; g < 4 * sub + 4; ++g) {
+          prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
+          const uint8_t* q = blk + (kQs + 32 * h + 4 * g) * 32;
+          const uint8_t* hm = blk + 4 * g * 32;
+          __m512i v[2], u[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+#pragma GCC unroll 2
+          for (int c = 0; c < 2; ++c) {
+            const __m512i perm = c == 0 ? p0 : p1;
+            v[c] =
+                _mm512_permutex2var_epi8(_mm512_loadu_si512(q), perm, _mm512_loadu_si512(q + 64));
+            if (kQ3)
+              u[c] = _mm512_permutex2var_epi8(_mm512_loadu_si512(hm), perm,
+                                              _mm512_loadu_si512(hm + 64));
+          }
+#pragma GCC unroll 4
+          for (int t = 0; t < 4; ++t) {
+            __m512i code[2];
+#pragma GCC unroll 2
+            for (int c = 0; c < 2; ++c) {
+              code[c] = _mm512_and_si512(_mm512_srli_epi16(v[c], 2 * t), m3);
+              if (kQ3) {  // hmask bit 4h + t to bit 2
+                const int k = 4 * h + t - 2;
+                const __m512i hb =
+                    k >= 0 ? _mm512_srli_epi16(u[c], k) : _mm512_slli_epi16(u[c], -k);
+                code[c] = _mm512_ternarylogic_epi32(code[c], hb, m4, 0xf8);  // code | (hb & 4)
+              }
+            }
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+              const __m512i a =
+                  _mm512_set1_epi32(load_i32(xrow + r * ldq + kb * 256 + 128 * h + 32 * t + 4 * g));
+              is[t][r][0] = _mm512_dpbusd_epi32(is[t][r][0], code[0], a);
+              is[t][r][1] = _mm512_dpbusd_epi32(is[t][r][1], code[1], a);
+            }
+          }
+        }
+#pragma GCC unroll 4
+        for (int t = 0; t < 4; ++t) {
+          const int j = 8 * h + 2 * t + sub;
+          const __m512i sc0 = _mm512_load_si512(sc[j]), sc1 = _mm512_load_si512(sc[j] + 16);
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) {
+            const int32_t s = load_i32(xrow + r * ldq + xs_off + 4 * (kb * 16 + j));
+            const __m512i off = _mm512_set1_epi32(kOff * s);
+            S[r][0] = _mm512_add_epi32(S[r][0],
+                                       _mm512_mullo_epi32(_mm512_sub_epi32(is[t][r][0], off), sc0));
+            S[r][1] = _mm512_add_epi32(S[r][1],
+                                       _mm512_mullo_epi32(_mm512_sub_epi32(is[t][r][1], off), sc1));
+            if (!kQ3) {
+              const __m512i sj = _mm512_set1_epi32(s);
+              Mn[r][0] =
+                  _mm512_add_epi32(Mn[r][0], _mm512_mullo_epi32(_mm512_load_si512(mn[j]), sj));
+              Mn[r][1] =
+                  _mm512_add_epi32(Mn[r][1], _mm512_mullo_epi32(_mm512_load_si512(mn[j] + 16), sj));
+            }
+          }
+        }
+      }
+    }
+    __m512 d0, d1;
+    scales(blk + (kQ3 ? 108 : 80) * 32, ph, &d0, &d1);
+    add_block<R>(acc, S, d0, d1, xrow, ldq, xd_off, kb);
+    if (!kQ3) {
+      __m512 m0, m1;
+      scales(blk + 82 * 32, ph, &m0, &m1);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
+        acc[r][0] = _mm512_fnmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, Mn[r][0]),
+                                     _mm512_mul_ps(m0, dx), acc[r][0]);
+        acc[r][1] = _mm512_fnmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, Mn[r][1]),
+                                     _mm512_mul_ps(m1, dx), acc[r][1]);
+      }
+    }
+  }
+  store_rows<R>(acc, y, ldy, n_cols);
+}
+
 }  // namespace
 
 void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
@@ -635,7 +776,11 @@ void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
       return q4_32_block<int(core::DType::kQ4_1)>(job, b);
     case core::DType::kQ5_1:
       return q4_32_block<int(core::DType::kQ5_1)>(job, b);
-    default:  // Q3_K, Q2_K: no VNNI kernel yet; the AVX2 ones give the same bits
+    case core::DType::kQ3_K:
+      return k256_block<110, &q3_q2_k_tile<1, true>, &q3_q2_k_tile<2, true>>(job, b);
+    case core::DType::kQ2_K:
+      return k256_block<84, &q3_q2_k_tile<1, false>, &q3_q2_k_tile<2, false>>(job, b);
+    default:  // the AVX2 kernels give the same bits
       return isa_avx2::gemm_int8_block(dtype, job, b);
   }
 }

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 15;
+inline constexpr int kKernelVersion = 16;
 
 }  // namespace anchorage::kernels

@@ -752,19 +752,288 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
   store_rows<R>(acc, y, ldy, n_cols);
 }
 
+// --- Prefill: a k block's codes assembled once for a block of rows -------------------------
+// The in-place tiles above assemble every group's codes again for each tile of 1-2 rows; at
+// prefill that costs more than the multiplies (Q4_K's prefill ran at 0.6-0.7 of the f32
+// chain's). A block of kCodesMinRows rows or more assembles each k block of a panel once into
+// KCodes (12 KiB, in L1) and runs tiles of up to 4 rows over it: a load and a vpdpbusd per row
+// and group. The integer sums and the float steps are the in-place tiles', and the partial sums
+// pass through y between k blocks (an f32 store / load is exact): the same bits.
+constexpr int64_t kCodesMinRows = 3;
+
+struct KCodes {
+  alignas(64) uint8_t q[64][2][64];  // input group i (inputs 4i .. 4i+3) of lanes 16c .. 16c+15
+  alignas(64) int32_t sc[16][32];    // per sub-block: the scale (Q3_K: sc - 32), as int32
+  alignas(64) int32_t mn[16][32];    // per sub-block: the min (Q4_K, Q5_K, Q2_K)
+  alignas(64) float d[32];
+  alignas(64) float dmin[32];
+};
+
+ANCHORAGE_FORCE_INLINE void store_f16_scales(const uint8_t* p, __m512i perm, float* out) {
+  __m512 lo, hi;
+  scales(p, perm, &lo, &hi);
+  _mm512_store_ps(out, lo);
+  _mm512_store_ps(out + 16, hi);
+}
+
+// Q4_K / Q5_K (as q4_k_tile): sub-block 2i's codes are the low nibbles of rows kQs + 32i + e,
+// 2i + 1's the high ones; input group 16i + g (2i) and 16i + 8 + g (2i + 1).
+template <bool kQ5>
+void codes_q4_k(const uint8_t* blk, KCodes* k) {
+  constexpr int kBlockBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16;
+  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
+  const __m512i ph = _mm512_load_si512(kPerms.halves);
+  const __m512i m0f = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10);
+  q4_k_scales(blk, k->sc, k->mn);
+  store_f16_scales(blk, ph, k->d);
+  store_f16_scales(blk + 64, ph, k->dmin);
+  for (int i = 0; i < 4; ++i) {
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
+      const uint8_t* q = blk + (kQs + 32 * i + 4 * g) * 32;
+      const __m512i z01 = _mm512_loadu_si512(q), z23 = _mm512_loadu_si512(q + 64);
+      __m512i u[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+      if (kQ5) {
+        const uint8_t* qh = blk + (16 + 4 * g) * 32;
+        const __m512i y01 = _mm512_loadu_si512(qh), y23 = _mm512_loadu_si512(qh + 64);
+        u[0] = _mm512_permutex2var_epi8(y01, p0, y23);
+        u[1] = _mm512_permutex2var_epi8(y01, p1, y23);
+      }
+#pragma GCC unroll 2
+      for (int c = 0; c < 2; ++c) {
+        const __m512i t = _mm512_permutex2var_epi8(z01, c == 0 ? p0 : p1, z23);
+        __m512i lo = _mm512_and_si512(t, m0f);
+        __m512i hi = _mm512_and_si512(_mm512_srli_epi16(t, 4), m0f);
+        if (kQ5) {
+          lo = _mm512_mask_add_epi8(
+              lo, _mm512_test_epi8_mask(u[c], _mm512_set1_epi8(char(1 << (2 * i)))), lo, m10);
+          hi = _mm512_mask_add_epi8(
+              hi, _mm512_test_epi8_mask(u[c], _mm512_set1_epi8(char(2 << (2 * i)))), hi, m10);
+        }
+        _mm512_store_si512(k->q[16 * i + g][c], lo);
+        _mm512_store_si512(k->q[16 * i + 8 + g][c], hi);
+      }
+    }
+  }
+}
+
+// Q6_K (as q6_k_tile): inputs 128h + 32t + 4g .. + 3 are input group 32h + 8t + g.
+void codes_q6_k(const uint8_t* blk, KCodes* k) {
+  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
+  const __m512i ph = _mm512_load_si512(kPerms.halves);
+  const __m512i m0f = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+  for (int j = 0; j < 16; ++j)
+    for (int c = 0; c < 2; ++c)
+      _mm512_store_si512(
+          k->sc[j] + 16 * c,
+          _mm512_maskz_cvtepi8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(
+                                               blk + (192 + j) * 32 + 16 * c))));
+  store_f16_scales(blk + 208 * 32, ph, k->d);
+  for (int h = 0; h < 2; ++h) {
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      prefetch_part(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
+      const uint8_t* ql0 = blk + (64 * h + 4 * g) * 32;
+      const uint8_t* ql1 = ql0 + 32 * 32;
+      const uint8_t* qh = blk + (128 + 32 * h + 4 * g) * 32;
+#pragma GCC unroll 2
+      for (int c = 0; c < 2; ++c) {
+        const __m512i perm = c == 0 ? p0 : p1;
+        const __m512i l0 =
+            _mm512_permutex2var_epi8(_mm512_loadu_si512(ql0), perm, _mm512_loadu_si512(ql0 + 64));
+        const __m512i l1 =
+            _mm512_permutex2var_epi8(_mm512_loadu_si512(ql1), perm, _mm512_loadu_si512(ql1 + 64));
+        const __m512i u =
+            _mm512_permutex2var_epi8(_mm512_loadu_si512(qh), perm, _mm512_loadu_si512(qh + 64));
+#pragma GCC unroll 4
+        for (int t = 0; t < 4; ++t) {
+          const __m512i l = t % 2 == 0 ? l0 : l1;
+          const __m512i nib = _mm512_and_si512(t < 2 ? l : _mm512_srli_epi16(l, 4), m0f);
+          const __m512i up =
+              t < 2 ? _mm512_slli_epi16(u, 4 - 2 * t) : _mm512_srli_epi16(u, 2 * t - 4);
+          _mm512_store_si512(k->q[32 * h + 8 * t + g][c],
+                             _mm512_ternarylogic_epi32(nib, up, m30, 0xf8));
+        }
+      }
+    }
+  }
+}
+
+// Q3_K / Q2_K (as q3_q2_k_tile): inputs 128h + 32t + 4g .. + 3 are input group 32h + 8t + g.
+template <bool kQ3>
+void codes_q3_q2_k(const uint8_t* blk, KCodes* k) {
+  constexpr int kBlockBytes = kQ3 ? 110 : 84, kQs = kQ3 ? 32 : 16;
+  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
+  const __m512i ph = _mm512_load_si512(kPerms.halves);
+  const __m512i m3 = _mm512_set1_epi8(3), m4 = _mm512_set1_epi8(4);
+  q3_q2_k_scales<kQ3>(blk, k->sc, k->mn);
+  store_f16_scales(blk + (kQ3 ? 108 : 80) * 32, ph, k->d);
+  if (!kQ3) store_f16_scales(blk + 82 * 32, ph, k->dmin);
+  for (int h = 0; h < 2; ++h) {
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
+      const uint8_t* q = blk + (kQs + 32 * h + 4 * g) * 32;
+      const uint8_t* hm = blk + 4 * g * 32;
+#pragma GCC unroll 2
+      for (int c = 0; c < 2; ++c) {
+        const __m512i perm = c == 0 ? p0 : p1;
+        const __m512i v =
+            _mm512_permutex2var_epi8(_mm512_loadu_si512(q), perm, _mm512_loadu_si512(q + 64));
+        __m512i u = _mm512_setzero_si512();
+        if (kQ3)
+          u = _mm512_permutex2var_epi8(_mm512_loadu_si512(hm), perm, _mm512_loadu_si512(hm + 64));
+#pragma GCC unroll 4
+        for (int t = 0; t < 4; ++t) {
+          __m512i code = _mm512_and_si512(_mm512_srli_epi16(v, 2 * t), m3);
+          if (kQ3) {
+            const int sh = 4 * h + t - 2;
+            const __m512i hb = sh >= 0 ? _mm512_srli_epi16(u, sh) : _mm512_slli_epi16(u, -sh);
+            code = _mm512_ternarylogic_epi32(code, hb, m4, 0xf8);
+          }
+          _mm512_store_si512(k->q[32 * h + 8 * t + g][c], code);
+        }
+      }
+    }
+  }
+}
+
+// IQ4_XS (as iq4_xs_tile): sub-block j's levels (low / high nibbles of rows 8 + 16j + e are
+// inputs 32j + e / 32j + 16 + e) as level ^ 0x80, input groups 8j + g and 8j + 4 + g; the tile
+// takes 128 x the activations' sum out of each sub-block sum.
+void codes_iq4_xs(const uint8_t* blk, KCodes* k) {
+  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
+  const __m512i ph = _mm512_load_si512(kPerms.halves);
+  const __m512i m0f = _mm512_set1_epi8(0x0f);
+  const __m512i table = iq4_table_flipped();
+  iq4_xs_scales(blk, k->sc);
+  store_f16_scales(blk, ph, k->d);
+  for (int j = 0; j < 8; ++j) {
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) {
+      prefetch_part(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
+      const uint8_t* q = blk + (8 + 16 * j + 4 * g) * 32;
+      const __m512i z01 = _mm512_loadu_si512(q), z23 = _mm512_loadu_si512(q + 64);
+#pragma GCC unroll 2
+      for (int c = 0; c < 2; ++c) {
+        const __m512i t = _mm512_permutex2var_epi8(z01, c == 0 ? p0 : p1, z23);
+        _mm512_store_si512(k->q[8 * j + g][c],
+                           _mm512_shuffle_epi8(table, _mm512_and_si512(t, m0f)));
+        _mm512_store_si512(
+            k->q[8 * j + 4 + g][c],
+            _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(t, 4), m0f)));
+      }
+    }
+  }
+}
+
+// R rows x one k block of KCodes: per sub-block j of kSub inputs the exact sum of code x a,
+// minus kOff x the activations' sum over it, times the scale, into S (and the min times the
+// activations' sum into Mn); then the float steps, acc from y (or +0.0f at the first k block).
+template <int R, int kSub, int kOff, bool kMins>
+void kcodes_tile(const KCodes& k, const uint8_t* xrow, int64_t ldq, int64_t xd_off, int64_t xs_off,
+                 int64_t kb, float* y, int64_t ldy, bool first, int64_t n_cols) {
+  constexpr int kGroups = kSub / 4;
+#pragma GCC unroll 2
+  for (int c = 0; c < 2; ++c) {
+    const __mmask16 mask = lane_mask(n_cols - 16 * c);
+    if (mask == 0) continue;
+    __m512i S[R], Mn[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) S[r] = Mn[r] = _mm512_setzero_si512();
+    for (int j = 0; j < 256 / kSub; ++j) {
+      __m512i is[R];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) is[r] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+      for (int gg = 0; gg < kGroups; ++gg) {
+        const int grp = j * kGroups + gg;
+        const __m512i w = _mm512_load_si512(k.q[grp][c]);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+          is[r] = _mm512_dpbusd_epi32(
+              is[r], w, _mm512_set1_epi32(load_i32(xrow + r * ldq + kb * 256 + 4 * grp)));
+      }
+      const __m512i scj = _mm512_load_si512(k.sc[j] + 16 * c);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + r * ldq + xs_off) + kb * 16;
+        const int32_t s = kSub == 16 ? s16[j] : s16[2 * j] + s16[2 * j + 1];
+        const __m512i v = kOff == 0 ? is[r] : _mm512_sub_epi32(is[r], _mm512_set1_epi32(kOff * s));
+        S[r] = _mm512_add_epi32(S[r], _mm512_mullo_epi32(v, scj));
+        if (kMins)
+          Mn[r] = _mm512_add_epi32(
+              Mn[r], _mm512_mullo_epi32(_mm512_load_si512(k.mn[j] + 16 * c), _mm512_set1_epi32(s)));
+      }
+    }
+    const __m512 d = _mm512_load_ps(k.d + 16 * c);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
+      float* out = y + r * ldy + 16 * c;
+      __m512 acc = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(mask, out);
+      acc = _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, S[r]), _mm512_mul_ps(d, dx), acc);
+      if (kMins)
+        acc = _mm512_fnmadd_ps(_mm512_maskz_cvtepi32_ps(kAll, Mn[r]),
+                               _mm512_mul_ps(_mm512_load_ps(k.dmin + 16 * c), dx), acc);
+      _mm512_mask_storeu_ps(out, mask, acc);
+    }
+  }
+}
+
+using KCodesTile = void (*)(const KCodes&, const uint8_t*, int64_t, int64_t, int64_t, int64_t,
+                            float*, int64_t, bool, int64_t);
+
+template <int kSub, int kOff, bool kMins>
+KCodesTile pick_kcodes(int64_t rows) {
+  // clang-format off
+  switch (rows) {
+    case 1: return &kcodes_tile<1, kSub, kOff, kMins>;
+    case 2: return &kcodes_tile<2, kSub, kOff, kMins>;
+    case 3: return &kcodes_tile<3, kSub, kOff, kMins>;
+    default: return &kcodes_tile<4, kSub, kOff, kMins>;
+  }
+  // clang-format on
+}
+
+// Panels outer, k blocks next: each k block's codes assembled once, then row tiles of up to 4.
+template <int64_t kBlockBytes, void (*kFill)(const uint8_t*, KCodes*), int kSub, int kOff,
+          bool kMins>
+void k256_codes_block(const GemmJob& job, const GemmBlock& b) {
+  const uint8_t* panels = static_cast<const uint8_t*>(job.panels);
+  const int64_t nbt = job.K / 256, pstride = nbt * 32 * kBlockBytes;
+  KCodes k;
+  for (int64_t p = b.p0; p < b.p1; ++p) {
+    for (int64_t kb = 0; kb < nbt; ++kb) {
+      kFill(panels + p * pstride + kb * 32 * kBlockBytes, &k);
+      for (int64_t m = b.m0; m < b.m1; m += 4) {
+        pick_kcodes<kSub, kOff, kMins>(b.m1 - m)(k, job.xq + m * job.ldq, job.ldq, job.xd_off,
+                                                 job.xs_off, kb, job.y + m * job.ldy + p * 32,
+                                                 job.ldy, kb == 0, job.N - p * 32);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
+  const bool prefill = b.m1 - b.m0 >= kCodesMinRows;
   switch (core::DType(dtype)) {
     case core::DType::kQ8_0:
       return q8_0_block(job, b);
     case core::DType::kQ4_K:
+      if (prefill) return k256_codes_block<144, &codes_q4_k<false>, 32, 0, true>(job, b);
       return k256_block<144, &q4_k_tile<1, false>, &q4_k_tile<2, false>>(job, b);
     case core::DType::kQ5_K:
+      if (prefill) return k256_codes_block<176, &codes_q4_k<true>, 32, 0, true>(job, b);
       return k256_block<176, &q4_k_tile<1, true>, &q4_k_tile<2, true>>(job, b);
     case core::DType::kIQ4_XS:
+      if (prefill) return k256_codes_block<136, &codes_iq4_xs, 32, 128, false>(job, b);
       return k256_block<136, &iq4_xs_tile<1>, &iq4_xs_tile<2>>(job, b);
     case core::DType::kQ6_K:
+      if (prefill) return k256_codes_block<210, &codes_q6_k, 16, 32, false>(job, b);
       return k256_block<210, &q6_k_tile<1>, &q6_k_tile<2>>(job, b);
     case core::DType::kQ4_0:
       return q4_32_block<int(core::DType::kQ4_0)>(job, b);
@@ -777,8 +1046,10 @@ void gemm_int8_block(int dtype, const GemmJob& job, const GemmBlock& b) {
     case core::DType::kQ5_1:
       return q4_32_block<int(core::DType::kQ5_1)>(job, b);
     case core::DType::kQ3_K:
+      if (prefill) return k256_codes_block<110, &codes_q3_q2_k<true>, 16, 4, false>(job, b);
       return k256_block<110, &q3_q2_k_tile<1, true>, &q3_q2_k_tile<2, true>>(job, b);
     case core::DType::kQ2_K:
+      if (prefill) return k256_codes_block<84, &codes_q3_q2_k<false>, 16, 0, true>(job, b);
       return k256_block<84, &q3_q2_k_tile<1, false>, &q3_q2_k_tile<2, false>>(job, b);
     default:  // the AVX2 kernels give the same bits
       return isa_avx2::gemm_int8_block(dtype, job, b);

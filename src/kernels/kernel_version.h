@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 16;
+inline constexpr int kKernelVersion = 17;
 
 }  // namespace anchorage::kernels

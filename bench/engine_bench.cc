@@ -1,7 +1,10 @@
 // engine_bench: prefill and decode speed of the `small` preset (weights in any storage type:
 // f32, bf16, f16, q8_0, q4_k, q6_k; f32 and bf16 by default) at
 // several context lengths, the per-op time of one 1,024-token prefill chunk, and the decode
-// bound set by memory bandwidth (weight bytes / a copy bandwidth measured in the same run).
+// bound set by memory bandwidth (weight bytes / a copy bandwidth measured in the same run); per
+// context also decode_bound_read_all_tok_s, which counts what a step reads besides the weights
+// (the K/V rows up to the context, the recurrent state read and written), and
+// decode_over_bound_all.
 // Prints ONE JSON document on stdout. decode_bound_copy_tok_s = memcpy bandwidth / weight
 // bytes (the conservative bound); decode_bound_read_tok_s uses a read-only pass instead.
 //
@@ -302,6 +305,15 @@ json bench_dtype(const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
     c["prefill_s"] = prefill_med;
     c["prefill_s_runs"] = runs;
     c["prefill_tok_s"] = double(ctx) / prefill_med;
+    // What a decode step at this context reads besides the weights: the K/V rows of every
+    // attention layer up to the context (at the K/V dtype) and the recurrent state, read and
+    // written back (the state sections). The bound over all of it is the one a step can reach.
+    const double step_bytes = double(weight_bytes) +
+                              double(e.cost().bytes_per_token) * double(ctx) +
+                              2.0 * double(e.cost().section_bytes);
+    c["decode_bytes_per_token"] = step_bytes;
+    c["decode_bound_read_all_tok_s"] = bw.read_gb_s * 1e9 / step_bytes;
+    c["decode_over_bound_all"] = c["decode_tok_s"].get<double>() * step_bytes / (bw.read_gb_s * 1e9);
     contexts.push_back(c);
     std::fprintf(stderr, "engine_bench: %s %lld tokens: prefill %.1f tok/s, decode %.1f tok/s\n",
                  wname.c_str(), (long long)ctx, double(ctx) / prefill_med,

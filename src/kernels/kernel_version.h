@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 17;
+inline constexpr int kKernelVersion = 18;
 
 }  // namespace anchorage::kernels

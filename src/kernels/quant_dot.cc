@@ -1,13 +1,14 @@
-// The integer-dot setting and the activation quantizer (kernels/quant_dot.h). Baseline code on
-// purpose: every ISA's kernels read the activations this one function writes, so their
-// quantization cannot differ between ISAs.
+// The integer-dot setting and the activation quantizer (kernels/quant_dot.h). Every ISA's
+// kernels read the activations this one function writes; its loops (quant_act_impl.h) are built
+// for each ISA and give the same bytes on all of them, so the quantization cannot differ.
 #include "kernels/quant_dot.h"
 
 #include <atomic>
-#include <bit>
 #include <cstdlib>
 
 #include "core/check.h"
+#include "core/isa.h"
+#include "kernels/quant_act_impl.h"
 
 namespace anchorage::kernels {
 
@@ -25,29 +26,6 @@ std::atomic<int>& setting() {
 
 int64_t round_up(int64_t v, int64_t a) {
   return (v + a - 1) / a * a;
-}
-
-// One block of n inputs (see quant_dot.h). The max runs on the bits of |x| (for non-negative
-// floats the integer order is the float order), so it is exact in any order and vectorises;
-// the rounding is the add-and-subtract of 1.5 * 2^23, which rounds |v| <= 127 to the nearest
-// integer, ties to even, in the default rounding mode.
-float quantize_block(const float* x, int64_t n, int8_t* q) {
-  uint32_t mb = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const uint32_t b = std::bit_cast<uint32_t>(x[i]) & 0x7fffffffu;
-    mb = b > mb ? b : mb;
-  }
-  const float d = std::bit_cast<float>(mb) / 127.0f;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
-  for (int64_t i = 0; i < n; ++i) {
-    float v = x[i] * id;
-    v = v == v ? v : 0.0f;
-    v = v > -127.0f ? v : -127.0f;
-    v = v < 127.0f ? v : 127.0f;
-    v = (v + 0x1.8p23f) - 0x1.8p23f;
-    q[i] = int8_t(int(v));
-  }
-  return d;
 }
 
 }  // namespace
@@ -104,13 +82,16 @@ void quantize_act_row(core::DType weight_type, const float* x, int64_t K, uint8_
   int8_t* q = reinterpret_cast<int8_t*>(row);
   float* d = reinterpret_cast<float*>(row + f.d_offset);
   int32_t* s = reinterpret_cast<int32_t*>(row + f.s_offset);
-  for (int64_t b = 0; b < K / f.block; ++b)
-    d[b] = quantize_block(x + b * f.block, f.block, q + b * f.block);
-  for (int64_t b = 0; b < K / f.sum_block; ++b) {
-    int32_t sum = 0;
-    for (int64_t i = 0; i < f.sum_block; ++i) sum += q[b * f.sum_block + i];
-    s[b] = sum;
+  // The same bytes on every path (quant_act_impl.h); the vector builds only run faster.
+  switch (core::active_isa()) {
+    case core::Isa::kAvx512:
+      return quant_detail::quantize_row_avx512(x, K, f.block, f.sum_block, q, d, s);
+    case core::Isa::kAvx2:
+      return quant_detail::quantize_row_avx2(x, K, f.block, f.sum_block, q, d, s);
+    case core::Isa::kScalar:
+      break;
   }
+  quant_detail::quantize_row_any(x, K, f.block, f.sum_block, q, d, s);
 }
 
 }  // namespace anchorage::kernels

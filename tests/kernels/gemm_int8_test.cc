@@ -229,6 +229,38 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, GemmInt8,
                            return std::string(core::dtype_name(info.param));
                          });
 
+// The quantizer's loops are built for every ISA (quant_act_impl.h): each writes the bytes of the
+// plain build, for random rows, ties, zeros, signed zeros, subnormals, huge values, inf and NaN,
+// in both formats (32-input blocks and the K-quants' 256).
+TEST(QuantizeAct, EveryIsaWritesTheSameBytes) {
+  Int8Scope scope;
+  const int64_t K = 1024;
+  std::vector<float> x = random_floats(K, 21);
+  for (int64_t k = 256; k < 288; ++k) x[size_t(k)] = 0.0f;
+  x[300] = -0.0f;
+  x[301] = std::numeric_limits<float>::denorm_min();
+  x[302] = -std::numeric_limits<float>::denorm_min() * 7;
+  x[400] = 3.0e38f;
+  x[401] = -3.0e38f;
+  x[520] = std::numeric_limits<float>::infinity();
+  x[700] = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t k = 768; k < 800; ++k) x[size_t(k)] = float(k - 784) + 0.5f;  // ties at d = 1
+  x[800] = 127.0f;
+  for (DType t : {DType::kQ8_0, DType::kQ4_K}) {
+    const ActFormat f = act_format(t, K);
+    std::vector<uint8_t> want(size_t(f.row_bytes), 0xcd);
+    core::set_active_isa(Isa::kScalar);
+    quantize_act_row(t, x.data(), K, want.data());
+    for (Isa isa : runnable_isas()) {
+      core::set_active_isa(isa);
+      std::vector<uint8_t> got(size_t(f.row_bytes), 0xcd);
+      quantize_act_row(t, x.data(), K, got.data());
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size()))
+          << core::isa_name(isa) << " " << core::dtype_name(t);
+    }
+  }
+}
+
 // Round to nearest even: with amax 127 the scale is 1 and 1 / d = 1, so x * id = x exactly.
 TEST(QuantizeAct, RoundsHalfToEvenAndSums) {
   std::vector<float> x(32, 0.0f);

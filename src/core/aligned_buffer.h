@@ -1,7 +1,9 @@
 // AlignedBuffer: an owned, zero-filled byte buffer aligned for AVX-512 (64 B), to 4 KiB from
 // 4 KiB on (O_DIRECT's block, core::Fs); buffers of 2 MiB or more are 2 MiB aligned and advised for
 // transparent huge pages, because the attention reads K with large strides (docs/kernels.md) and 4
-// KiB pages thrash the TLB. Not thread-safe; move-only.
+// KiB pages thrash the TLB. A zeroed buffer of 2 MiB or more is an anonymous mapping, zero
+// already: its pages are faulted in (zeroed by the kernel) when first touched, not all at
+// construction. Not thread-safe; move-only.
 //
 // A cache's copies of the state (cache/state_copy.h) ask for small pages and no zeroing: they
 // are only ever copied whole, and the first touch of an advised buffer may wait for the kernel
@@ -44,8 +46,11 @@ class AlignedBuffer {
   void zero();
 
  private:
+  void release();
+
   void* data_ = nullptr;
   size_t size_ = 0;
+  size_t mapped_ = 0;  // > 0: an anonymous mapping of these bytes (munmap), else malloc's
 };
 
 }  // namespace anchorage::core

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 18;
+inline constexpr int kKernelVersion = 19;
 
 }  // namespace anchorage::kernels

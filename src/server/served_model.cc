@@ -1,6 +1,7 @@
 #include "server/served_model.h"
 
 #include <algorithm>
+#include <future>
 
 #include "core/clock.h"
 #include "core/log.h"
@@ -19,7 +20,23 @@ double seconds_since(int64_t t0_ns) {
   return double(core::now_ns() - t0_ns) * 1e-9;
 }
 
-// The model (and its tokenizer, when the file has one) of a GGUF file.
+// The tokenizer of a GGUF file: the file's own when it has one, else tokenizer.json.
+core::Result<text::Tokenizer> read_tokenizer(const model::gguf::GgufFile& file,
+                                             const ModelSpec& spec) {
+  const int64_t t0 = core::now_ns();
+  const bool own = gguf_has_tokenizer(file);
+  ANCHORAGE_LOG_INFO("start: loading the tokenizer from %s, beside the weights",
+                     own ? "the model file" : spec.tokenizer_json.c_str());
+  auto tokenizer = own ? gguf_tokenizer(file) : text::Tokenizer::load_file(spec.tokenizer_json);
+  if (tokenizer)
+    ANCHORAGE_LOG_INFO("start: tokenizer ready (%d ids) in %.2f s", tokenizer->vocab_size(),
+                       seconds_since(t0));
+  return tokenizer;
+}
+
+// The model and its tokenizer of a GGUF file. The tokenizer is read on a thread of its own while
+// the weights load (a third of a second of JSON or metadata, against a file read of the same
+// order: docs/performance.md "Start-up").
 core::Result<std::unique_ptr<model::Architecture>> load_gguf(const ModelSpec& spec,
                                                              ServedModel* out,
                                                              std::vector<int64_t>* eos_ids) {
@@ -30,15 +47,8 @@ core::Result<std::unique_ptr<model::Architecture>> load_gguf(const ModelSpec& sp
                             ? s
                             : core::Status::unsupported(spec.gguf_path + ": " + s.message()));
   }
-  if (gguf_has_tokenizer(*file)) {
-    const int64_t t0 = core::now_ns();
-    ANCHORAGE_LOG_INFO("start: loading the tokenizer from the model file");
-    auto tokenizer = gguf_tokenizer(*file);
-    if (!tokenizer) return tokenizer.error();
-    out->tokenizer = std::make_unique<text::Tokenizer>(std::move(tokenizer.value()));
-    ANCHORAGE_LOG_INFO("start: tokenizer ready (%d ids) in %.2f s", out->tokenizer->vocab_size(),
-                       seconds_since(t0));
-  }
+  // Declared after the file: destroyed (and so waited for) before it.
+  auto tokenizer = std::async(std::launch::async, [&] { return read_tokenizer(*file, spec); });
   model::qwen35::Qwen35Options mopts;
   mopts.kv_dtype = spec.kv_dtype;
   core::ThreadPool pool(spec.threads > 0 ? spec.threads : core::ThreadPool::hardware_threads());
@@ -47,6 +57,9 @@ core::Result<std::unique_ptr<model::Architecture>> load_gguf(const ModelSpec& sp
   auto m = model::gguf::load_qwen35_gguf(*file, mopts, &pool);
   if (!m) return m.error();
   ANCHORAGE_LOG_INFO("start: weights loaded in %.2f s", seconds_since(t0));
+  auto tok = tokenizer.get();
+  if (!tok) return tok.error();
+  out->tokenizer = std::make_unique<text::Tokenizer>(std::move(tok.value()));
   *eos_ids = (*m)->config().eos_token_ids;
   return std::unique_ptr<model::Architecture>(std::move(m.value()));
 }
@@ -65,9 +78,9 @@ core::Result<std::unique_ptr<model::Architecture>> make_random(const ModelSpec& 
   return model::qwen35::make_random_qwen35(*cfg, spec.seed, mopts);
 }
 
-// The tokenizer from tokenizer.json when the model file had none, and the ids that end a
-// generation whatever the request says: the chat format's end of turn, the base model's end of
-// text, and the file's eos ids.
+// The tokenizer from tokenizer.json for random weights (a GGUF file's came with its weights),
+// and the ids that end a generation whatever the request says: the chat format's end of turn, the
+// base model's end of text, and the file's eos ids.
 core::Status load_tokenizer(const ModelSpec& spec, const std::vector<int64_t>& eos_ids,
                             ServedModel* out) {
   if (out->tokenizer == nullptr) {

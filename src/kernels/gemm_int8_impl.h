@@ -488,6 +488,21 @@ ANCHORAGE_FORCE_INLINE __m256i transpose4x8(const uint8_t* r0) {
   return _mm256_set_m128i(_mm_unpackhi_epi16(t0, t1), _mm_unpacklo_epi16(t0, t1));
 }
 
+// One row's activations of k block kb (quant_dot.h ActFormat): its 256 int8 inputs, its 16
+// int32 sums of 16 and its scale broadcast, as the one-row paths read them.
+struct RowBlockActs {
+  const uint8_t* a;
+  const int32_t* s16;
+  __m256 dx;
+};
+ANCHORAGE_FORCE_INLINE RowBlockActs row_block_acts(const uint8_t* xrow, int64_t xd_off,
+                                                   int64_t xs_off, int64_t kb) {
+  float dxv;
+  __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
+  return {xrow + kb * 256, reinterpret_cast<const int32_t*>(xrow + xs_off) + kb * 16,
+          _mm256_set1_ps(dxv)};
+}
+
 // One row x one Q6_K k block of a panel read in place (decode: a block of one row reuses no
 // repack, so the 6-bit codes of 8 lanes at a time go straight from the panel into the
 // multiplies instead of through Q6KRepacked): per lane the same exact integer sum as
@@ -499,11 +514,7 @@ inline void q6_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
   scales_f16(blk + 208 * 32, d);
   const __m256i m0f = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
   const __m256i ones = _mm256_set1_epi16(1);
-  const uint8_t* a = xrow + kb * 256;
-  const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + xs_off) + kb * 16;
-  float dxv;
-  __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
-  const __m256 dx = _mm256_set1_ps(dxv);
+  const auto [a, s16, dx] = row_block_acts(xrow, xd_off, xs_off, kb);
   for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
     prefetch_part(blk + 32 * 210, 32 * 210, 4, c);
     __m256i S = _mm256_setzero_si256();
@@ -620,11 +631,7 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
   q3_q2_k_block_scales<kQ3>(blk, d, dmin, sc, mn);
   const __m256i b3 = _mm256_set1_epi8(3), b1 = _mm256_set1_epi8(1);
   const __m256i ones = _mm256_set1_epi16(1);
-  const uint8_t* a = xrow + kb * 256;
-  const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + xs_off) + kb * 16;
-  float dxv;
-  __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
-  const __m256 dx = _mm256_set1_ps(dxv);
+  const auto [a, s16, dx] = row_block_acts(xrow, xd_off, xs_off, kb);
   for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
     prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 4, c);
     __m256i S = _mm256_setzero_si256(), Mn = _mm256_setzero_si256();

@@ -86,6 +86,19 @@ ANCHORAGE_FORCE_INLINE void add_block(__m512 (&acc)[R][2], const __m512i (&isum)
   }
 }
 
+// is[r] += w times the 4 activation bytes of row r at byte `at`, both 16-lane halves (vpdpbusd:
+// exact int32 sums).
+template <int R>
+ANCHORAGE_FORCE_INLINE void dot_rows(__m512i (&is)[R][2], const __m512i (&w)[2],
+                                     const uint8_t* xrow, int64_t ldq, int64_t at) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    const __m512i a = _mm512_set1_epi32(load_i32(xrow + r * ldq + at));
+    is[r][0] = _mm512_dpbusd_epi32(is[r][0], w[0], a);
+    is[r][1] = _mm512_dpbusd_epi32(is[r][1], w[1], a);
+  }
+}
+
 // R rows' 32 outputs to y, the lanes from n_cols on left alone.
 template <int R>
 ANCHORAGE_FORCE_INLINE void store_rows(const __m512 (&acc)[R][2], float* y, int64_t ldy,
@@ -576,13 +589,7 @@ void q6_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
                   t < 2 ? _mm512_slli_epi16(u[c], 4 - 2 * t) : _mm512_srli_epi16(u[c], 2 * t - 4);
               q[c] = _mm512_ternarylogic_epi32(nib, up, m30, 0xf8);  // nib | (up & m30)
             }
-#pragma GCC unroll 8
-            for (int r = 0; r < R; ++r) {
-              const __m512i a =
-                  _mm512_set1_epi32(load_i32(xrow + r * ldq + kb * 256 + 128 * h + 32 * t + 4 * g));
-              is[t][r][0] = _mm512_dpbusd_epi32(is[t][r][0], q[0], a);
-              is[t][r][1] = _mm512_dpbusd_epi32(is[t][r][1], q[1], a);
-            }
+            dot_rows<R>(is[t], q, xrow, ldq, kb * 256 + 128 * h + 32 * t + 4 * g);
           }
         }
 #pragma GCC unroll 4
@@ -701,13 +708,7 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
                 code[c] = _mm512_ternarylogic_epi32(code[c], hb, m4, 0xf8);  // code | (hb & 4)
               }
             }
-#pragma GCC unroll 8
-            for (int r = 0; r < R; ++r) {
-              const __m512i a =
-                  _mm512_set1_epi32(load_i32(xrow + r * ldq + kb * 256 + 128 * h + 32 * t + 4 * g));
-              is[t][r][0] = _mm512_dpbusd_epi32(is[t][r][0], code[0], a);
-              is[t][r][1] = _mm512_dpbusd_epi32(is[t][r][1], code[1], a);
-            }
+            dot_rows<R>(is[t], code, xrow, ldq, kb * 256 + 128 * h + 32 * t + 4 * g);
           }
         }
 #pragma GCC unroll 4

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 19;
+inline constexpr int kKernelVersion = 20;
 
 }  // namespace anchorage::kernels

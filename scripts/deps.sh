@@ -8,7 +8,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake g++ make pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev
+  nlohmann-json3-dev libsimdjson-dev
   libpcre2-dev
   python3 python3-numpy python3-jinja2
   clang-format

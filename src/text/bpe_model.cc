@@ -30,26 +30,33 @@ Result<BpeModel> BpeModel::create(std::vector<std::string> token_bytes,
   m.ignore_merges_ = ignore_merges;
   m.token_bytes_ = std::move(token_bytes);
   const auto n_ids = static_cast<int32_t>(m.token_bytes_.size());
-  m.id_of_bytes_.reserve(m.token_bytes_.size());
   std::fill(std::begin(m.byte_id_), std::end(m.byte_id_), -1);
+  std::vector<std::string_view> pieces;
+  std::vector<int32_t> piece_ids;
+  pieces.reserve(m.token_bytes_.size());
+  piece_ids.reserve(m.token_bytes_.size());
   for (int32_t id = 0; id < n_ids; ++id) {
     const std::string& b = m.token_bytes_[id];
     if (b.empty()) continue;
-    if (!m.id_of_bytes_.emplace(b, id).second) {
-      return Status::invalid_argument("model.vocab: ids " + std::to_string(m.id_of_bytes_[b]) +
-                                      " and " + std::to_string(id) + " have the same bytes");
-    }
+    pieces.push_back(b);
+    piece_ids.push_back(id);
     if (b.size() == 1) m.byte_id_[static_cast<uint8_t>(b[0])] = id;
+  }
+  m.id_of_bytes_ = PieceIndex(pieces.size());
+  int32_t first = -1;
+  if (const size_t dup = m.id_of_bytes_.insert_many(pieces, piece_ids, &first);
+      dup < pieces.size()) {
+    return Status::invalid_argument("model.vocab: ids " + std::to_string(first) + " and " +
+                                    std::to_string(piece_ids[dup]) + " have the same bytes");
   }
   for (int b = 0; b < 256; ++b) {
     if (m.byte_id_[b] < 0) {
       return Status::invalid_argument("model.vocab: no token for byte " + std::to_string(b));
     }
   }
-  m.slot_bits_ = 4;
-  while ((size_t{1} << m.slot_bits_) < merges.size() * 2) ++m.slot_bits_;  // load <= 1/2
-  m.slots_.assign(size_t{1} << m.slot_bits_, Slot{kEmptyKey, {0, 0}});
+  // Every merge's joined bytes, one after another, then looked up as a batch.
   std::string joined;
+  std::vector<size_t> ends(merges.size());
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     const auto [left, right] = merges[rank];
     if (left < 0 || left >= n_ids || right < 0 || right >= n_ids || m.token_bytes_[left].empty() ||
@@ -57,14 +64,26 @@ Result<BpeModel> BpeModel::create(std::vector<std::string> token_bytes,
       return Status::invalid_argument("model.merges[" + std::to_string(rank) +
                                       "]: names a token that is not in the vocabulary");
     }
-    joined = m.token_bytes_[left];
+    joined += m.token_bytes_[left];
     joined += m.token_bytes_[right];
-    const auto it = m.id_of_bytes_.find(joined);
-    if (it == m.id_of_bytes_.end()) {
+    ends[rank] = joined.size();
+  }
+  std::vector<std::string_view> joined_pieces(merges.size());
+  for (size_t rank = 0, begin = 0; rank < merges.size(); begin = ends[rank++]) {
+    joined_pieces[rank] = std::string_view(joined).substr(begin, ends[rank] - begin);
+  }
+  std::vector<int32_t> merged(merges.size());
+  m.id_of_bytes_.find_many(joined_pieces, merged);
+  m.slot_bits_ = 4;
+  while ((size_t{1} << m.slot_bits_) < merges.size() * 2) ++m.slot_bits_;  // load <= 1/2
+  m.slots_.assign(size_t{1} << m.slot_bits_, Slot{kEmptyKey, {0, 0}});
+  for (size_t rank = 0; rank < merges.size(); ++rank) {
+    if (merged[rank] < 0) {
       return Status::invalid_argument("model.merges[" + std::to_string(rank) +
                                       "]: the merged token is not in the vocabulary");
     }
-    m.insert(left, right, Merge{static_cast<int32_t>(rank), it->second});
+    m.insert(merges[rank].first, merges[rank].second,
+             Merge{static_cast<int32_t>(rank), merged[rank]});
   }
   return m;
 }
@@ -90,9 +109,9 @@ const BpeModel::Merge* BpeModel::lookup(int32_t left, int32_t right) const {
 }
 
 std::optional<int32_t> BpeModel::find(std::string_view bytes) const {
-  const auto it = id_of_bytes_.find(bytes);
-  if (it == id_of_bytes_.end()) return std::nullopt;
-  return it->second;
+  const int32_t id = id_of_bytes_.find(bytes);
+  if (id < 0) return std::nullopt;
+  return id;
 }
 
 std::string_view BpeModel::token_bytes(int32_t id) const {

@@ -11,11 +11,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "core/status.h"
+#include "text/piece_index.h"
 
 namespace anchorage::text {
 
@@ -79,7 +79,7 @@ class BpeModel {
 
   std::vector<std::string> token_bytes_;
   // Views into token_bytes_'s strings, which stay put when the vector is moved.
-  std::unordered_map<std::string_view, int32_t> id_of_bytes_;
+  PieceIndex id_of_bytes_;  // views of token_bytes_
   int32_t byte_id_[256] = {};
   std::vector<Slot> slots_;
   int slot_bits_ = 0;

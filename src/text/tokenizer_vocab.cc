@@ -1,9 +1,12 @@
 // BpeVocab <-> TokenizerSpec, and Tokenizer::from_vocab.
 #include <algorithm>
-#include <unordered_map>
+#include <span>
+#include <string_view>
+#include <vector>
 
 #include "text/bpe_vocab.h"
 #include "text/byte_level.h"
+#include "text/piece_index.h"
 #include "text/tokenizer.h"
 
 namespace anchorage::text {
@@ -48,8 +51,8 @@ Result<TokenizerSpec> spec_from_vocab(const BpeVocab& v) {
         std::to_string(v.tokens.size()) + " tokens");
   }
   spec.token_bytes.assign(v.tokens.size(), std::string());
-  std::unordered_map<std::string_view, int32_t> piece_ids;
-  piece_ids.reserve(v.tokens.size());
+  std::vector<std::string_view> pieces;  // the normal tokens, indexed below as a batch
+  std::vector<int32_t> piece_ids;
   for (size_t id = 0; id < v.tokens.size(); ++id) {
     const int32_t type = v.token_types.empty() ? kBpeTokenNormal : v.token_types[id];
     const std::string& tok = v.tokens[id];
@@ -60,7 +63,8 @@ Result<TokenizerSpec> spec_from_vocab(const BpeVocab& v) {
           return Status::invalid_argument("tokenizer.ggml.tokens[" + std::to_string(id) +
                                           "] is not a byte-level piece");
         }
-        piece_ids.emplace(tok, int32_t(id));
+        pieces.push_back(tok);
+        piece_ids.push_back(int32_t(id));
         break;
       }
       case kBpeTokenControl:
@@ -83,21 +87,32 @@ Result<TokenizerSpec> spec_from_vocab(const BpeVocab& v) {
   size_t n_pieces = spec.token_bytes.size();
   while (n_pieces > 0 && spec.token_bytes[n_pieces - 1].empty()) --n_pieces;
   spec.token_bytes.resize(n_pieces);
-  spec.merges.reserve(v.merges.size());
+  // A piece listed twice keeps its first id (the later one is left to BpeModel to refuse).
+  PieceIndex index(pieces.size());
+  for (size_t at = 0; at < pieces.size();) {
+    at += index.insert_many(std::span(pieces).subspan(at), std::span(piece_ids).subspan(at)) + 1;
+  }
+  std::vector<std::string_view> halves(2 * v.merges.size());  // left, right of every merge
   for (size_t rank = 0; rank < v.merges.size(); ++rank) {
     const std::string_view m = v.merges[rank];
     const size_t space = m.find(' ');
-    const auto bad = [&](const char* what) {
-      return Status::invalid_argument("tokenizer.ggml.merges[" + std::to_string(rank) +
-                                      "]: " + what);
-    };
     if (space == std::string_view::npos || m.find(' ', space + 1) != std::string_view::npos) {
-      return bad("expected \"left right\"");
+      return Status::invalid_argument("tokenizer.ggml.merges[" + std::to_string(rank) +
+                                      "]: expected \"left right\"");
     }
-    const auto l = piece_ids.find(m.substr(0, space));
-    const auto r = piece_ids.find(m.substr(space + 1));
-    if (l == piece_ids.end() || r == piece_ids.end()) return bad("token not in the vocabulary");
-    spec.merges.emplace_back(l->second, r->second);
+    halves[2 * rank] = m.substr(0, space);
+    halves[2 * rank + 1] = m.substr(space + 1);
+  }
+  std::vector<int32_t> ids(halves.size());
+  index.find_many(halves, ids);
+  spec.merges.reserve(v.merges.size());
+  for (size_t rank = 0; rank < v.merges.size(); ++rank) {
+    const int32_t l = ids[2 * rank], r = ids[2 * rank + 1];
+    if (l < 0 || r < 0) {
+      return Status::invalid_argument("tokenizer.ggml.merges[" + std::to_string(rank) +
+                                      "]: token not in the vocabulary");
+    }
+    spec.merges.emplace_back(l, r);
   }
   return spec;
 }

@@ -1,0 +1,82 @@
+// PieceIndex: one by one and in batches it maps what was put in, refuses a key twice (keeping
+// the first id), answers -1 for what was not, and grows without losing entries.
+#include "text/piece_index.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace anchorage::text {
+namespace {
+
+std::vector<std::string> random_keys(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < n; ++i) {
+    std::string k(1 + rng() % 20, '\0');
+    for (char& c : k) c = char(rng() % 7);             // a small alphabet: many shared prefixes
+    keys.push_back(std::move(k) + std::to_string(i));  // distinct
+  }
+  return keys;
+}
+
+TEST(PieceIndex, OneByOne) {
+  PieceIndex index;  // starts small: every insert below past 12 grows it
+  const std::vector<std::string> keys = random_keys(5000, 1);
+  for (size_t i = 0; i < keys.size(); ++i) ASSERT_TRUE(index.insert(keys[i], int32_t(i)));
+  EXPECT_EQ(index.size(), keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(index.find(keys[i]), int32_t(i));
+  int32_t existing = -7;
+  EXPECT_FALSE(index.insert(keys[42], 9999, &existing));
+  EXPECT_EQ(existing, 42);
+  EXPECT_EQ(index.find(keys[42]), 42);
+  EXPECT_EQ(index.size(), keys.size());
+  EXPECT_EQ(index.find("not there"), -1);
+  EXPECT_EQ(index.find(""), -1);
+  EXPECT_TRUE(index.insert("", 5000));  // the empty key is a key like any other
+  EXPECT_EQ(index.find(""), 5000);
+}
+
+TEST(PieceIndex, BatchesAgreeWithOneByOne) {
+  const std::vector<std::string> keys = random_keys(20000, 2);
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  std::vector<int32_t> ids(keys.size());
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = int32_t(ids.size() - i);
+  PieceIndex batch(100);  // grows once, up front
+  ASSERT_EQ(batch.insert_many(views, ids), keys.size());
+  PieceIndex single;
+  for (size_t i = 0; i < keys.size(); ++i) single.insert(keys[i], ids[i]);
+
+  // Lookups of present and absent keys, interleaved.
+  const std::vector<std::string> absent = random_keys(20000, 3);
+  std::vector<std::string_view> queries;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    queries.push_back(keys[(i * 7919) % keys.size()]);
+    queries.push_back(absent[i] + "#");
+  }
+  std::vector<int32_t> found(queries.size(), -2);
+  batch.find_many(queries, found);
+  for (size_t i = 0; i < queries.size(); ++i) {
+    ASSERT_EQ(found[i], single.find(queries[i])) << i;
+    ASSERT_EQ(found[i] >= 0, i % 2 == 0) << i;
+  }
+}
+
+TEST(PieceIndex, ABatchStopsAtTheFirstKeyAlreadyThere) {
+  PieceIndex index;
+  ASSERT_TRUE(index.insert("b", 7));
+  const std::vector<std::string_view> keys = {"a", "b", "c"};
+  const std::vector<int32_t> ids = {1, 2, 3};
+  int32_t existing = -1;
+  EXPECT_EQ(index.insert_many(keys, ids, &existing), 1u);
+  EXPECT_EQ(existing, 7);
+  EXPECT_EQ(index.find("a"), 1);
+  EXPECT_EQ(index.find("b"), 7);
+  EXPECT_EQ(index.find("c"), -1);
+  EXPECT_EQ(index.size(), 2u);
+}
+
+}  // namespace
+}  // namespace anchorage::text

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 20;
+inline constexpr int kKernelVersion = 21;
 
 }  // namespace anchorage::kernels

@@ -180,21 +180,39 @@ json decode_at(engine::Engine& e, int64_t steps) {
     sections.emplace_back(p, p + e.layout().sections[i].bytes());
   }
   const int64_t at = e.length();
-  (void)e.decode(engine::Sampler::argmax(e.logits())).is_ok();  // warm-up, not timed
+  const int32_t first = engine::Sampler::argmax(e.logits());
+  (void)e.decode(first).is_ok();  // warm-up, not timed
   const int64_t t0 = core::now_ns();
   for (int64_t s = 0; s < steps; ++s) {
     int32_t tok = engine::Sampler::argmax(e.logits());
     (void)e.decode(tok).is_ok();
   }
   const double secs = double(core::now_ns() - t0) * 1e-9;
-  e.settle();
-  for (size_t i = 0; i < sections.size(); ++i)
-    std::memcpy(e.section_data(i), sections[i].data(), sections[i].size());
-  (void)e.resume_at(at).is_ok();  // view rows [0, at) were never touched by the decode
+  auto restore = [&] {
+    e.settle();
+    for (size_t i = 0; i < sections.size(); ++i)
+      std::memcpy(e.section_data(i), sections[i].data(), sections[i].size());
+    (void)e.resume_at(at).is_ok();  // view rows [0, at) were never touched by the decode
+  };
+  restore();
+  // Where a step's time goes: the same steps again from the same state with the per-op timers
+  // on (they wait for each op to finish, so these are not the timed run), per token.
+  model::OpProfile profile;
+  (void)e.decode(first).is_ok();  // resume_at dropped the logits
+  e.set_profile(&profile);
+  for (int64_t s = 0; s < steps; ++s) {
+    int32_t tok = engine::Sampler::argmax(e.logits());
+    (void)e.decode(tok).is_ok();
+  }
+  e.set_profile(nullptr);
+  restore();
+  for (int64_t& ns : profile.ns) ns /= steps;
+  const json per_token = profile_json(profile);
   return {{"decode_steps", steps},
           {"decode_s", secs},
           {"decode_tok_s", double(steps) / secs},
-          {"decode_ms_per_token", secs * 1e3 / double(steps)}};
+          {"decode_ms_per_token", secs * 1e3 / double(steps)},
+          {"decode_profile_ms_per_token", per_token}};
 }
 
 // Resident set now (/proc/self/statm), and the process's peak (ru_maxrss, KiB on Linux).
@@ -313,7 +331,8 @@ json bench_dtype(const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
                               2.0 * double(e.cost().section_bytes);
     c["decode_bytes_per_token"] = step_bytes;
     c["decode_bound_read_all_tok_s"] = bw.read_gb_s * 1e9 / step_bytes;
-    c["decode_over_bound_all"] = c["decode_tok_s"].get<double>() * step_bytes / (bw.read_gb_s * 1e9);
+    c["decode_over_bound_all"] =
+        c["decode_tok_s"].get<double>() * step_bytes / (bw.read_gb_s * 1e9);
     contexts.push_back(c);
     std::fprintf(stderr, "engine_bench: %s %lld tokens: prefill %.1f tok/s, decode %.1f tok/s\n",
                  wname.c_str(), (long long)ctx, double(ctx) / prefill_med,

@@ -333,33 +333,38 @@ inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
   }
 }
 
-// The 32 lanes' d, dmin and 8 sub-blocks' scales and mins of one Q4_K k block of a panel (144
-// byte rows of 32 lanes), the scales and mins as kernels/quant.cc's q4k_scale_min, on 8 lanes
-// of 32 bits at a time.
-inline void q4_k_block_scales(const uint8_t* blk, float* d, float* dmin, int32_t (*sc)[32],
-                              int32_t (*mn)[32]) {
+// The 32 lanes' d, dmin and 8 sub-blocks' 6-bit scales and mins of one Q4_K k block of a panel
+// (144 byte rows of 32 lanes), the scales and mins as kernels/quant.cc's q4k_scale_min, a byte
+// per lane, all 32 lanes at once: 12 loads and byte masks and shifts (a 16-bit shift, its bits
+// from the next byte masked off). Widened to int32 where they are used (the unpack per lane to
+// int32 here was a fifth of AVX2's one-row Q4_K time: docs/performance.md).
+inline void q4_k_block_scales(const uint8_t* blk, float* d, float* dmin, uint8_t (*sc)[32],
+                              uint8_t (*mn)[32]) {
   scales_f16(blk, d);
   scales_f16(blk + 64, dmin);
-  const __m256i m63 = _mm256_set1_epi32(63), m15 = _mm256_set1_epi32(15);
-  for (int c = 0; c < 4; ++c) {
-    __m256i s[12];
-    for (int i = 0; i < 12; ++i)
-      s[i] = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)(blk + (4 + i) * 32 + 8 * c)));
-    for (int j = 0; j < 8; ++j) {
-      __m256i vs, vm;
-      if (j < 4) {
-        vs = _mm256_and_si256(s[j], m63);
-        vm = _mm256_and_si256(s[j + 4], m63);
-      } else {
-        vs = _mm256_or_si256(_mm256_and_si256(s[j + 4], m15),
-                             _mm256_slli_epi32(_mm256_srli_epi32(s[j - 4], 6), 4));
-        vm = _mm256_or_si256(_mm256_srli_epi32(s[j + 4], 4),
-                             _mm256_slli_epi32(_mm256_srli_epi32(s[j], 6), 4));
-      }
-      _mm256_store_si256((__m256i*)(sc[j] + 8 * c), vs);
-      _mm256_store_si256((__m256i*)(mn[j] + 8 * c), vm);
+  const __m256i m63 = _mm256_set1_epi8(63), m15 = _mm256_set1_epi8(15),
+                m30 = _mm256_set1_epi8(0x30);
+  __m256i s[12];
+  for (int i = 0; i < 12; ++i) s[i] = _mm256_loadu_si256((const __m256i*)(blk + (4 + i) * 32));
+  // (x >> 6) << 4 for each byte x.
+  auto top2 = [&](__m256i x) { return _mm256_and_si256(_mm256_srli_epi16(x, 2), m30); };
+  for (int j = 0; j < 8; ++j) {
+    __m256i vs, vm;
+    if (j < 4) {
+      vs = _mm256_and_si256(s[j], m63);
+      vm = _mm256_and_si256(s[j + 4], m63);
+    } else {
+      vs = _mm256_or_si256(_mm256_and_si256(s[j + 4], m15), top2(s[j - 4]));
+      vm = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(s[j + 4], 4), m15), top2(s[j]));
     }
+    _mm256_store_si256((__m256i*)sc[j], vs);
+    _mm256_store_si256((__m256i*)mn[j], vm);
   }
+}
+
+// Lanes 8c .. 8c + 7 of a byte per lane, as int32.
+ANCHORAGE_FORCE_INLINE __m256i lanes_u8_to_i32(const uint8_t* lanes, int c) {
+  return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)(lanes + 8 * c)));
 }
 
 // Per byte, 0x10 where bit `bit` (a one-bit byte) of u is set: a Q5_K fifth bit as code bit 4.
@@ -373,7 +378,14 @@ ANCHORAGE_FORCE_INLINE __m256i fifth_bit(__m256i u, __m256i bit) {
 template <bool kQ5>
 inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
   constexpr int kBlockBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16;
-  q4_k_block_scales(blk, w->d, w->dmin, w->sc, w->mn);
+  alignas(32) uint8_t sc[8][32], mn[8][32];
+  q4_k_block_scales(blk, w->d, w->dmin, sc, mn);
+  for (int j = 0; j < 8; ++j) {
+    for (int c = 0; c < 4; ++c) {
+      _mm256_store_si256((__m256i*)(w->sc[j] + 8 * c), lanes_u8_to_i32(sc[j], c));
+      _mm256_store_si256((__m256i*)(w->mn[j] + 8 * c), lanes_u8_to_i32(mn[j], c));
+    }
+  }
   const __m256i m0f = _mm256_set1_epi8(0x0f);
   for (int i = 0; i < 4; ++i) {
     const __m256i bl = _mm256_set1_epi8(char(1 << (2 * i)));
@@ -728,7 +740,7 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
                               int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
   constexpr int kBlockBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16, kFlushEvery = kQ5 ? 4 : 8;
   alignas(32) float d[32], dmin[32];
-  alignas(32) int32_t sc[8][32], mn[8][32];
+  alignas(32) uint8_t sc[8][32], mn[8][32];
   q4_k_block_scales(blk, d, dmin, sc, mn);
   const __m256i m0f = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
   const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + xs_off) + kb * 16;
@@ -766,8 +778,8 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
         }
       }
       for (int c = 0; c < 4; ++c) {
-        const __m256i cl = _mm256_load_si256((const __m256i*)(sc[2 * i] + 8 * c));
-        const __m256i ch = _mm256_load_si256((const __m256i*)(sc[2 * i + 1] + 8 * c));
+        const __m256i cl = lanes_u8_to_i32(sc[2 * i], c);
+        const __m256i ch = lanes_u8_to_i32(sc[2 * i + 1], c);
         S[c] = _mm256_add_epi32(S[c], _mm256_mullo_epi32(_mm256_madd_epi16(lo[c], ones), cl));
         S[c] = _mm256_add_epi32(S[c], _mm256_mullo_epi32(_mm256_madd_epi16(hi[c], ones), ch));
       }
@@ -780,9 +792,8 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
     const __m256i mask = lane_mask8(n_cols - 8 * c);
     __m256i Mn = _mm256_setzero_si256();
     for (int j = 0; j < 8; ++j)
-      Mn = _mm256_add_epi32(Mn,
-                            _mm256_mullo_epi32(_mm256_load_si256((const __m256i*)(mn[j] + 8 * c)),
-                                               _mm256_set1_epi32(s16[2 * j] + s16[2 * j + 1])));
+      Mn = _mm256_add_epi32(Mn, _mm256_mullo_epi32(lanes_u8_to_i32(mn[j], c),
+                                                   _mm256_set1_epi32(s16[2 * j] + s16[2 * j + 1])));
     __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + 8 * c, mask);
     acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S[c]), _mm256_mul_ps(_mm256_load_ps(d + 8 * c), dx),
                           acc);

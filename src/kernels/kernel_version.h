@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 21;
+inline constexpr int kKernelVersion = 22;
 
 }  // namespace anchorage::kernels

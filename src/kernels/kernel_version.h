@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 22;
+inline constexpr int kKernelVersion = 23;
 
 }  // namespace anchorage::kernels

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 23;
+inline constexpr int kKernelVersion = 24;
 
 }  // namespace anchorage::kernels

@@ -78,11 +78,6 @@ int32_t PieceIndex::find_hashed(std::string_view key, uint64_t hash) const {
   }
 }
 
-bool PieceIndex::insert(std::string_view key, int32_t id, int32_t* existing) {
-  reserve(used_ + 1);
-  return insert_hashed(key, hash_of(key), id, existing);
-}
-
 size_t PieceIndex::insert_many(std::span<const std::string_view> keys, std::span<const int32_t> ids,
                                int32_t* existing) {
   ANCHORAGE_CHECK(keys.size() == ids.size());

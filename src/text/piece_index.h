@@ -17,11 +17,9 @@ class PieceIndex {
  public:
   explicit PieceIndex(size_t expected = 0);
 
-  // Adds key -> id (id >= 0). False, and the index unchanged, when key is there already; then
-  // *existing (when given) is its id.
-  bool insert(std::string_view key, int32_t id, int32_t* existing = nullptr);
-  // keys[i] -> ids[i] in order, as insert() one by one: the first key already there stops it.
-  // Returns that key's index (*existing its id), or keys.size() when every key went in.
+  // Adds keys[i] -> ids[i] (ids >= 0) in order; the first key already there stops it, leaving
+  // it and the keys after it out. Returns that key's index (and *existing, when given, the id it
+  // has), or keys.size() when every key went in.
   size_t insert_many(std::span<const std::string_view> keys, std::span<const int32_t> ids,
                      int32_t* existing = nullptr);
 

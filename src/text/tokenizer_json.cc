@@ -20,7 +20,6 @@ using core::Result;
 using core::Status;
 using simdjson::dom::array;
 using simdjson::dom::element;
-using simdjson::dom::element_type;
 using simdjson::dom::object;
 
 namespace {
@@ -58,6 +57,13 @@ std::optional<std::string_view> string_member(const element& j, std::string_view
   return s;
 }
 
+std::optional<array> array_member(const element& j, std::string_view key) {
+  const Part v = member(j, key);
+  array a;
+  if (!v || v->get(a) != simdjson::SUCCESS) return {};
+  return a;
+}
+
 // The "type" of a component object, or "" when it has none.
 std::string type_of(const element& j) {
   return std::string(string_member(j, "type").value_or(""));
@@ -82,10 +88,8 @@ Status read_normalizer(const Part& n, TokenizerSpec* spec) {
     spec->nfc = true;
     return Status::ok();
   }
-  array parts;
-  if (type == "Sequence" && member(*n, "normalizers") &&
-      member(*n, "normalizers")->get(parts) == simdjson::SUCCESS) {
-    for (const element part : parts) {
+  if (const auto parts = array_member(*n, "normalizers"); type == "Sequence" && parts) {
+    for (const element part : *parts) {
       if (Status s = read_normalizer(part, spec); !s.is_ok()) return s;
     }
     return Status::ok();
@@ -112,12 +116,9 @@ Status read_pre_tokenizer(const Part& p, TokenizerSpec* spec) {
   if (!p) return Status::ok();
   const std::string type = type_of(*p);
   if (type == "Sequence") {
-    array parts;
-    const Part list = member(*p, "pretokenizers");
-    if (!list || list->get(parts) != simdjson::SUCCESS) {
-      return bad("pre_tokenizer", "Sequence without pretokenizers");
-    }
-    for (const element part : parts) {
+    const auto parts = array_member(*p, "pretokenizers");
+    if (!parts) return bad("pre_tokenizer", "Sequence without pretokenizers");
+    for (const element part : *parts) {
       if (Status s = read_pre_tokenizer(part, spec); !s.is_ok()) return s;
     }
     return Status::ok();
@@ -182,12 +183,7 @@ Status read_merges(const Part& merges_part, const PieceIndex& vocab, TokenizerSp
     std::string_view left, right;
     array pair;
     if (std::string_view s; m.get(s) == simdjson::SUCCESS) {  // the older "left right" form
-      const size_t space = s.find(' ');
-      if (space == std::string_view::npos || s.find(' ', space + 1) != std::string_view::npos) {
-        return bad(field(rank), "expected \"left right\"");
-      }
-      left = s.substr(0, space);
-      right = s.substr(space + 1);
+      if (!split_merge(s, &left, &right)) return bad(field(rank), "expected \"left right\"");
     } else if (m.get(pair) != simdjson::SUCCESS || pair.size() != 2 ||
                pair.at(0).get(left) != simdjson::SUCCESS ||
                pair.at(1).get(right) != simdjson::SUCCESS) {

@@ -39,6 +39,17 @@ struct TokenizerSpec {
   bool ignore_merges = false;  // a piece that is a whole token skips the merges
 };
 
+// A merge in its "left right" string form (tokenizer.json's older form, GGUF's only one): false
+// unless it holds exactly one space.
+inline bool split_merge(std::string_view merge, std::string_view* left, std::string_view* right) {
+  const size_t space = merge.find(' ');
+  if (space == std::string_view::npos || merge.find(' ', space + 1) != std::string_view::npos)
+    return false;
+  *left = merge.substr(0, space);
+  *right = merge.substr(space + 1);
+  return true;
+}
+
 // Parses the text of a tokenizer.json. InvalidArgument for malformed JSON or a field of the
 // wrong shape (the message names the field), Unsupported for a feature we do not implement.
 core::Result<TokenizerSpec> parse_tokenizer_json(std::string_view json_text);

@@ -94,14 +94,10 @@ Result<TokenizerSpec> spec_from_vocab(const BpeVocab& v) {
   }
   std::vector<std::string_view> halves(2 * v.merges.size());  // left, right of every merge
   for (size_t rank = 0; rank < v.merges.size(); ++rank) {
-    const std::string_view m = v.merges[rank];
-    const size_t space = m.find(' ');
-    if (space == std::string_view::npos || m.find(' ', space + 1) != std::string_view::npos) {
+    if (!split_merge(v.merges[rank], &halves[2 * rank], &halves[2 * rank + 1])) {
       return Status::invalid_argument("tokenizer.ggml.merges[" + std::to_string(rank) +
                                       "]: expected \"left right\"");
     }
-    halves[2 * rank] = m.substr(0, space);
-    halves[2 * rank + 1] = m.substr(space + 1);
   }
   std::vector<int32_t> ids(halves.size());
   index.find_many(halves, ids);

@@ -41,7 +41,11 @@ class Reader {
     pos_ += n;
     return Status::ok();
   }
+  // A length-prefixed string. The fast path names nothing; only a string that does not fit
+  // builds the error that names it (a vocabulary has 300k strings, and naming each for an
+  // error that never comes was most of a parse).
   Status string(std::string* s, const std::string& what) {
+    if (try_string(s)) return Status::ok();
     uint64_t len = 0;
     if (Status st = u64(&len, what + " length"); !st.is_ok()) return st;
     if (len > kMaxStringBytes) {
@@ -49,13 +53,9 @@ class Reader {
           core::Reason::kLengthRange,
           "gguf: " + what + ": string length " + std::to_string(len) + " is out of range");
     }
-    if (Status st = need(len, what); !st.is_ok()) return st;
-    s->assign(reinterpret_cast<const char*>(p_ + pos_), size_t(len));
-    pos_ += size_t(len);
-    return Status::ok();
+    return need(len, what);  // fails: try_string takes every string that fits
   }
-  // string() without a name: false, and nothing read, where string() would fail. A vocabulary
-  // has 300k strings, and naming each for an error that never comes was most of a parse.
+  // string() without a name: false, and nothing read, where string() would fail.
   bool try_string(std::string* s) {
     uint64_t len = 0;
     if (left() < sizeof len) return false;

@@ -20,6 +20,35 @@ inline V16 attn_load(const float* p) {
 inline V16 attn_load(const uint16_t* p) {
   return V16::load_bf16(p);
 }
+// 32 keys (or columns) as two V16 in the pair order of the K/V type: element order for f32,
+// V16::load_bf16_pairs's order for bf16 (no widening across lanes). A value's lane never
+// changes the operations it takes part in, only where it sits: attn_store32 and attn_load32f
+// translate between element order and the pair order of KT.
+inline void attn_load32(const float* p, V16& lo, V16& hi) {
+  lo = V16::load(p);
+  hi = V16::load(p + 16);
+}
+inline void attn_load32(const uint16_t* p, V16& lo, V16& hi) {
+  V16::load_bf16_pairs(p, lo, hi);
+}
+template <typename KT>
+inline void attn_store32(V16 lo, V16 hi, float* p) {
+  if constexpr (sizeof(KT) == 4) {
+    lo.store(p);
+    hi.store(p + 16);
+  } else {
+    V16::store_pairs(lo, hi, p);
+  }
+}
+template <typename KT>
+inline void attn_load32f(const float* p, V16& lo, V16& hi) {
+  if constexpr (sizeof(KT) == 4) {
+    lo = V16::load(p);
+    hi = V16::load(p + 16);
+  } else {
+    V16::load_pairs(p, lo, hi);
+  }
+}
 inline V16 attn_load_partial(const float* p, int n) {
   return V16::load_partial(p, n);
 }
@@ -48,7 +77,8 @@ inline void score_tile(const AttnRow* rows, const KT* kb, int64_t cap, int64_t D
         __builtin_prefetch(kr + pf);
         if (sizeof(KT) == 4) __builtin_prefetch(kr + pf + 16);
       }
-      const V16 k0 = attn_load(kr), k1 = attn_load(kr + 16);
+      V16 k0, k1;
+      attn_load32(kr, k0, k1);
 #pragma GCC unroll 16
       for (int r = 0; r < NR; ++r) {
         const V16 qd = V16::bcast(q[r][d]);
@@ -56,6 +86,10 @@ inline void score_tile(const AttnRow* rows, const KT* kb, int64_t cap, int64_t D
         acc1[r] = V16::fma(qd, k1, acc1[r]);
       }
     }
+    const V16 sc = V16::bcast(scale);
+#pragma GCC unroll 16
+    for (int r = 0; r < NR; ++r) attn_store32<KT>(acc0[r] * sc, acc1[r] * sc, s + r * kKeyBlock);
+    return;
   } else {
     const int n0 = n_load < 16 ? n_load : 16, n1 = n_load > 16 ? n_load - 16 : 0;
     for (int64_t d = 0; d < D; ++d) {
@@ -117,7 +151,7 @@ inline void score_wide(const AttnRow* rows, const KT* kb, int64_t cap, int64_t D
     }
     V16 k[2 * NB];
 #pragma GCC unroll 16
-    for (int i = 0; i < 2 * NB; ++i) k[i] = attn_load(kr + 16 * i);
+    for (int i = 0; i < NB; ++i) attn_load32(kr + 32 * i, k[2 * i], k[2 * i + 1]);
 #pragma GCC unroll 16
     for (int r = 0; r < NR; ++r) {
       const V16 qd = V16::bcast(q[r][d]);
@@ -129,8 +163,8 @@ inline void score_wide(const AttnRow* rows, const KT* kb, int64_t cap, int64_t D
 #pragma GCC unroll 16
   for (int r = 0; r < NR; ++r) {
 #pragma GCC unroll 16
-    for (int i = 0; i < 2 * NB; ++i)
-      (acc[r][i] * sc).store(s + (i / 2) * plane + r * kKeyBlock + (i % 2) * 16);
+    for (int i = 0; i < NB; ++i)
+      attn_store32<KT>(acc[r][2 * i] * sc, acc[r][2 * i + 1] * sc, s + i * plane + r * kKeyBlock);
   }
 }
 
@@ -152,15 +186,28 @@ inline void score_wide_rows(const AttnRow* rows, int n, const KT* kb, int64_t ca
 // Step 8 for NR rows, columns [c0, c0 + 16 * NC) and keys [j0, j0 + n): o[c] = o[c] · alpha,
 // then o[c] = fma(p_j, V[j][c], o[c]) for j ascending. o: rows of D floats, D apart; p: rows of
 // 32 floats; vb: V row j0.
+// With an even NC the columns go in 32s in the pair order of KT (attn_load32): o is read into
+// that order and written back out of it, one permute per 16 columns per row of the block,
+// where V's bf16 loads save one per 16 columns per key.
 template <int NR, int NC, typename KT>
 inline void pv_tile(float* o, int64_t D, int64_t c0, const float* p, const float* alpha,
                     const KT* vb, int n, int64_t pf) {
+  constexpr bool kPairs = NC % 2 == 0;
   V16 acc[NR][NC];
 #pragma GCC unroll 16
   for (int r = 0; r < NR; ++r) {
     const V16 a = V16::bcast(alpha[r]);
+    if constexpr (kPairs) {
 #pragma GCC unroll 16
-    for (int c = 0; c < NC; ++c) acc[r][c] = V16::load(o + r * D + c0 + 16 * c) * a;
+      for (int c = 0; c < NC; c += 2) {
+        attn_load32f<KT>(o + r * D + c0 + 16 * c, acc[r][c], acc[r][c + 1]);
+        acc[r][c] = acc[r][c] * a;
+        acc[r][c + 1] = acc[r][c + 1] * a;
+      }
+    } else {
+#pragma GCC unroll 16
+      for (int c = 0; c < NC; ++c) acc[r][c] = V16::load(o + r * D + c0 + 16 * c) * a;
+    }
   }
   for (int j = 0; j < n; ++j) {
     const KT* vr = vb + j * D + c0;
@@ -170,8 +217,13 @@ inline void pv_tile(float* o, int64_t D, int64_t c0, const float* p, const float
         __builtin_prefetch(vr + pf * D + 16 * c);
     }
     V16 v[NC];
+    if constexpr (kPairs) {
 #pragma GCC unroll 16
-    for (int c = 0; c < NC; ++c) v[c] = attn_load(vr + 16 * c);
+      for (int c = 0; c < NC; c += 2) attn_load32(vr + 16 * c, v[c], v[c + 1]);
+    } else {
+#pragma GCC unroll 16
+      for (int c = 0; c < NC; ++c) v[c] = attn_load(vr + 16 * c);
+    }
 #pragma GCC unroll 16
     for (int r = 0; r < NR; ++r) {
       const V16 pj = V16::bcast(p[r * kKeyBlock + j]);
@@ -181,8 +233,14 @@ inline void pv_tile(float* o, int64_t D, int64_t c0, const float* p, const float
   }
 #pragma GCC unroll 16
   for (int r = 0; r < NR; ++r) {
+    if constexpr (kPairs) {
 #pragma GCC unroll 16
-    for (int c = 0; c < NC; ++c) acc[r][c].store(o + r * D + c0 + 16 * c);
+      for (int c = 0; c < NC; c += 2)
+        attn_store32<KT>(acc[r][c], acc[r][c + 1], o + r * D + c0 + 16 * c);
+    } else {
+#pragma GCC unroll 16
+      for (int c = 0; c < NC; ++c) acc[r][c].store(o + r * D + c0 + 16 * c);
+    }
   }
 }
 

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 24;
+inline constexpr int kKernelVersion = 25;
 
 }  // namespace anchorage::kernels

@@ -204,14 +204,21 @@ TEST_P(AttentionDtype, ThreadsAreBitExact) {
   }
 }
 
-// Scalar, AVX2 and AVX-512 builds of the kernel give the same bits.
+// Scalar, AVX2 and AVX-512 builds of the kernel give the same bits. The vector builds hold
+// bf16 keys and columns in their own lane order (V16::load_bf16_pairs) where the scalar one
+// keeps element order, so this also checks that order is undone: D = 48 has a 16-column
+// width that takes the element-order columns (NC = 1), and one-token chunks past 4 key blocks take
+// the decode tile's multi-block scores (score_wide).
 TEST_P(AttentionDtype, IsasAreBitExact) {
-  for (int64_t D : {32, 128}) {
-    const AttentionDims dims = make_dims(4, 2, D, 150, GetParam());
-    Sequence s(dims, 150, 31 + uint64_t(D));
+  for (int64_t D : {32, 48, 128}) {
+    const AttentionDims dims = make_dims(4, 2, D, 300, GetParam());
+    Sequence s(dims, 300, 31 + uint64_t(D));
     testing::expect_same_bits_every_isa(
-        [&] { return run_chunks(s, {150}, Poison::kFinite, nullptr); });
+        [&] { return run_chunks(s, {300}, Poison::kFinite, nullptr); });
     testing::expect_same_bits_every_isa([&] { return run_chunks(s, {7}, Poison::kNaN, nullptr); });
+    testing::expect_same_bits_every_isa([&] {
+      return run_chunks(s, {200, 1}, Poison::kNaN, nullptr);
+    });
   }
 }
 

@@ -34,6 +34,43 @@ struct V16 {
     for (int i = 0; i < n; ++i) t[i] = p[i];
     return load_bf16(t);
   }
+  // 32 bf16 as two V16 in the pair order of this ISA: of elements 0-15, lo.a holds the even
+  // ones and lo.b the odd ones; hi the same of 16-31. One shift and one and per 16, where
+  // load_bf16 widens each 8 across lanes. Every element's value is load_bf16's; only its lane
+  // differs, and store_pairs / load_pairs translate.
+  static void load_bf16_pairs(const uint16_t* p, V16& lo, V16& hi) {
+    const __m256i high = _mm256_set1_epi32(int(0xFFFF0000u));
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16));
+    lo = {_mm256_castsi256_ps(_mm256_slli_epi32(x, 16)),
+          _mm256_castsi256_ps(_mm256_and_si256(x, high))};
+    hi = {_mm256_castsi256_ps(_mm256_slli_epi32(y, 16)),
+          _mm256_castsi256_ps(_mm256_and_si256(y, high))};
+  }
+  // 32 floats in pair order stored in element order, and loaded from element order into it.
+  static void store_pairs(V16 lo, V16 hi, float* p) {
+    store_pair16(lo, p);
+    store_pair16(hi, p + 16);
+  }
+  static void load_pairs(const float* p, V16& lo, V16& hi) {
+    lo = load_pair16(p);
+    hi = load_pair16(p + 16);
+  }
+  // 16 elements: x.a the even ones, x.b the odd ones.
+  static void store_pair16(V16 x, float* p) {
+    const __m256 l = _mm256_unpacklo_ps(x.a, x.b);  // 0 1 2 3 | 8 9 10 11
+    const __m256 h = _mm256_unpackhi_ps(x.a, x.b);  // 4 5 6 7 | 12 13 14 15
+    _mm256_storeu_ps(p, _mm256_permute2f128_ps(l, h, 0x20));
+    _mm256_storeu_ps(p + 8, _mm256_permute2f128_ps(l, h, 0x31));
+  }
+  static V16 load_pair16(const float* p) {
+    const __m256 x = _mm256_loadu_ps(p), y = _mm256_loadu_ps(p + 8);
+    // 0 2 8 10 | 4 6 12 14, then the middle 64-bit quarters swapped.
+    const __m256 e = _mm256_shuffle_ps(x, y, _MM_SHUFFLE(2, 0, 2, 0));
+    const __m256 o = _mm256_shuffle_ps(x, y, _MM_SHUFFLE(3, 1, 3, 1));
+    return {_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8)),
+            _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xD8))};
+  }
   void store(float* p) const {
     _mm256_storeu_ps(p, a);
     _mm256_storeu_ps(p + 8, b);

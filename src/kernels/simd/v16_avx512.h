@@ -29,6 +29,32 @@ struct V16 {
     __m256i h = _mm256_maskz_loadu_epi16(__mmask16((1u << n) - 1u), p);
     return {_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))};
   }
+  // 32 bf16 as two V16 in the pair order of this ISA: lo lane i = element 2i, hi lane i =
+  // element 2i + 1. One shift and one and, where load_bf16 twice widens across lanes (port 5
+  // on Intel, the shuffle pipes on AMD: what bounded bf16 attention). Every element's value is
+  // load_bf16's; only its lane differs, and store_pairs / load_pairs translate.
+  static void load_bf16_pairs(const uint16_t* p, V16& lo, V16& hi) {
+    const __m512i x = _mm512_loadu_si512(p);
+    lo = {_mm512_castsi512_ps(_mm512_slli_epi32(x, 16))};
+    hi = {_mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32(int(0xFFFF0000u))))};
+  }
+  // 32 floats in pair order stored in element order, and loaded from element order into it.
+  static void store_pairs(V16 lo, V16 hi, float* p) {
+    const __m512i first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i second =
+        _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    _mm512_storeu_ps(p, _mm512_permutex2var_ps(lo.v, first, hi.v));
+    _mm512_storeu_ps(p + 16, _mm512_permutex2var_ps(lo.v, second, hi.v));
+  }
+  static void load_pairs(const float* p, V16& lo, V16& hi) {
+    const __m512i even =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd =
+        _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    const __m512 a = _mm512_loadu_ps(p), b = _mm512_loadu_ps(p + 16);
+    lo = {_mm512_permutex2var_ps(a, even, b)};
+    hi = {_mm512_permutex2var_ps(a, odd, b)};
+  }
   void store(float* p) const { _mm512_storeu_ps(p, v); }
   void store_partial(float* p, int n) const {
     _mm512_mask_storeu_ps(p, __mmask16((1u << n) - 1u), v);

@@ -47,6 +47,20 @@ struct V16 {
     }
     return r;
   }
+  // 32 bf16 as two V16 in the pair order of this ISA, which here is element order (the
+  // vector builds interleave: v16_avx512.h); store_pairs / load_pairs translate.
+  static void load_bf16_pairs(const uint16_t* p, V16& lo, V16& hi) {
+    lo = load_bf16(p);
+    hi = load_bf16(p + 16);
+  }
+  static void store_pairs(V16 lo, V16 hi, float* p) {
+    lo.store(p);
+    hi.store(p + 16);
+  }
+  static void load_pairs(const float* p, V16& lo, V16& hi) {
+    lo = load(p);
+    hi = load(p + 16);
+  }
   void store(float* p) const { std::memcpy(p, l, 64); }
   void store_partial(float* p, int n) const {
     for (int i = 0; i < n; ++i) p[i] = l[i];

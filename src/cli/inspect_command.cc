@@ -127,7 +127,7 @@ void print_json(const model::gguf::GgufFile& f) {
 }  // namespace
 
 int inspect_command(const std::vector<std::string_view>& args) {
-  std::string kv_dtype = "f32";
+  std::string kv_dtype = "bf16";  // serve's default
   bool no_load = false, json = false;
   FlagSet flags;
   flags.add_bool("json", &json, "print the parsed metadata and tensor infos as JSON, only");

@@ -24,7 +24,7 @@ struct ModelSpec {
   std::string preset = "small";  // model/qwen35/config.h presets
   uint64_t seed = 1;             // of the random weights
   core::DType weight_dtype = core::DType::kF32;
-  core::DType kv_dtype = core::DType::kF32;
+  core::DType kv_dtype = core::DType::kBF16;  // docs/http-api.md "--kv-dtype": why bf16
   int64_t capacity = 32768;  // context tokens (opencode's traces ask for a 32k window)
   int threads = 0;           // engine threads; 0 = every hardware thread
   // The engine's state lines: every body anchor and store prefix line is a multiple of it

@@ -60,11 +60,17 @@ TEST_F(GgufCommandsTest, InspectReportsTheEngineCost) {
   EXPECT_NE(o.text.find("Q8_0"), std::string::npos);
   const auto cfg = *anchorage::model::qwen35::qwen35_preset("tiny");
   const int64_t state = cfg.gdn_state_bytes() + cfg.conv_tail_bytes();
-  const int64_t kv = cfg.kv_bytes_per_token(anchorage::core::DType::kF32);
-  EXPECT_NE(o.text.find("cost: state bytes per sequence " + std::to_string(state) +
-                        ", KV bytes per token " + std::to_string(kv)),
-            std::string::npos)
-      << o.text;
+  // bf16 K/V unless told (serve's default).
+  for (auto [flag, dtype] : {std::pair{"", anchorage::core::DType::kBF16},
+                             std::pair{" --kv-dtype f32", anchorage::core::DType::kF32}}) {
+    const Output c = run("inspect " + path_ + flag);
+    ASSERT_EQ(c.exit_code, 0) << c.text;
+    const int64_t kv = cfg.kv_bytes_per_token(dtype);
+    EXPECT_NE(c.text.find("cost: state bytes per sequence " + std::to_string(state) +
+                          ", KV bytes per token " + std::to_string(kv)),
+              std::string::npos)
+        << c.text;
+  }
 }
 
 TEST_F(GgufCommandsTest, RunModelFileEqualsThePreset) {

@@ -47,7 +47,7 @@ TEST(RunCommand, PrintsTokensAndATimingSummary) {
   Output o = run(kTiny);
   ASSERT_EQ(o.exit_code, 0) << o.text;
   EXPECT_TRUE(
-      std::regex_search(o.text, std::regex("^model: qwen35 preset=tiny weights=f32 kv=f32 ")));
+      std::regex_search(o.text, std::regex("^model: qwen35 preset=tiny weights=f32 kv=bf16 ")));
   EXPECT_EQ(line_starting(o.text, "prompt:"), "prompt: 200 tokens");
   EXPECT_TRUE(
       std::regex_match(line_starting(o.text, "tokens:"), std::regex("tokens:( [0-9]+){1,12}")));

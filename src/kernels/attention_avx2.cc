@@ -23,7 +23,14 @@ namespace anchorage::kernels::isa_avx2 {
 
 void attention_tile(const AttentionJob& job, int64_t kv_head, int64_t t0, int64_t t1,
                     float* scratch) {
-  attention_tile_impl<2, 2, 2, 1, 2>(job, kv_head, t0, t1, scratch);
+  // Register blocking only (it never changes a bit). With bf16 K a decode tile's two rows
+  // share each K load, one key block a pass; f32 keeps one row over two blocks a pass
+  // (docs/kernels.md "Attention", Speed: the bf16 choice measured at 32k, f32's at 8k).
+  if (job.bf16) {
+    attention_tile_impl<2, 2, 2, 2, 1>(job, kv_head, t0, t1, scratch);
+  } else {
+    attention_tile_impl<2, 2, 2, 1, 2>(job, kv_head, t0, t1, scratch);
+  }
 }
 
 }  // namespace anchorage::kernels::isa_avx2

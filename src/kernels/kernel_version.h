@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 25;
+inline constexpr int kKernelVersion = 26;
 
 }  // namespace anchorage::kernels

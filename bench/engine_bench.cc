@@ -181,12 +181,12 @@ json decode_at(engine::Engine& e, int64_t steps) {
   }
   const int64_t at = e.length();
   const int32_t first = engine::Sampler::argmax(e.logits());
+  auto greedy_steps = [&] {
+    for (int64_t s = 0; s < steps; ++s) (void)e.decode(engine::Sampler::argmax(e.logits())).is_ok();
+  };
   (void)e.decode(first).is_ok();  // warm-up, not timed
   const int64_t t0 = core::now_ns();
-  for (int64_t s = 0; s < steps; ++s) {
-    int32_t tok = engine::Sampler::argmax(e.logits());
-    (void)e.decode(tok).is_ok();
-  }
+  greedy_steps();
   const double secs = double(core::now_ns() - t0) * 1e-9;
   auto restore = [&] {
     e.settle();
@@ -200,10 +200,7 @@ json decode_at(engine::Engine& e, int64_t steps) {
   model::OpProfile profile;
   (void)e.decode(first).is_ok();  // resume_at dropped the logits
   e.set_profile(&profile);
-  for (int64_t s = 0; s < steps; ++s) {
-    int32_t tok = engine::Sampler::argmax(e.logits());
-    (void)e.decode(tok).is_ok();
-  }
+  greedy_steps();
   e.set_profile(nullptr);
   restore();
   for (int64_t& ns : profile.ns) ns /= steps;

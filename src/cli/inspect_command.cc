@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/flags.h"
+#include "cli/model_source.h"
 #include "core/dtype.h"
 #include "engine/engine.h"
 #include "model/gguf/ggml_type.h"
@@ -127,7 +128,7 @@ void print_json(const model::gguf::GgufFile& f) {
 }  // namespace
 
 int inspect_command(const std::vector<std::string_view>& args) {
-  std::string kv_dtype = "bf16";  // serve's default
+  std::string kv_dtype = ModelArgs{}.kv_dtype;  // serve's default
   bool no_load = false, json = false;
   FlagSet flags;
   flags.add_bool("json", &json, "print the parsed metadata and tensor infos as JSON, only");

@@ -23,8 +23,8 @@ struct ModelArgs {
   std::string preset = "small";
   uint64_t seed = 1;
   std::string weight_dtype = "f32";
-  std::string kv_dtype = "bf16";  // as ModelSpec (docs/http-api.md: why bf16)
-  std::string chat_template;      // "" = the file's (recognised) template
+  std::string kv_dtype = std::string(core::dtype_name(server::ModelSpec{}.kv_dtype));
+  std::string chat_template;  // "" = the file's (recognised) template
 };
 
 // Registers --model, --preset, --seed, --weight-dtype, --kv-dtype and, when asked,

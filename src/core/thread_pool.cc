@@ -13,8 +13,9 @@ namespace {
 constexpr int kSpinIterations = 1000;
 }  // namespace
 
-ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads) {
-  for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+ThreadPool::ThreadPool(int n_threads)
+    : n_threads_(n_threads < 1 ? 1 : n_threads), ranges_(new Range[size_t(n_threads_)]) {
+  for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -36,15 +37,19 @@ int ThreadPool::hardware_threads() {
   return n == 0 ? 1 : int(n);
 }
 
-void ThreadPool::run_tasks() {
-  for (;;) {
-    int64_t t = next_.fetch_add(1, std::memory_order_relaxed);
-    if (t >= n_tasks_) break;
-    (*fn_)(t);
+void ThreadPool::run_tasks(int self) {
+  // Its own range, then the others' leftovers, each task claimed once by a fetch_add.
+  for (int k = 0; k < n_threads_; ++k) {
+    Range& r = ranges_[size_t((self + k) % n_threads_)];
+    for (;;) {
+      const int64_t t = r.next.fetch_add(1, std::memory_order_relaxed);
+      if (t >= r.end) break;
+      (*fn_)(t);
+    }
   }
 }
 
-void ThreadPool::worker_loop() {
+void ThreadPool::worker_loop(int self) {
   uint64_t seen = 0;
   for (;;) {
     // Spin first: the next parallel_for usually comes within microseconds.
@@ -64,7 +69,7 @@ void ThreadPool::worker_loop() {
     }
     if (stop_.load()) return;
     seen = generation_.load(std::memory_order_acquire);
-    run_tasks();
+    run_tasks(self);
     if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard<std::mutex> lk(mu_);  // pairs with the caller's wait below
       done_cv_.notify_one();
@@ -79,8 +84,10 @@ void ThreadPool::parallel_for(int64_t n_tasks, const std::function<void(int64_t)
     return;
   }
   fn_ = &fn;
-  n_tasks_ = n_tasks;
-  next_.store(0, std::memory_order_relaxed);
+  for (int i = 0; i < n_threads_; ++i) {
+    ranges_[size_t(i)].next.store(n_tasks * i / n_threads_, std::memory_order_relaxed);
+    ranges_[size_t(i)].end = n_tasks * (i + 1) / n_threads_;
+  }
   active_.store(int(workers_.size()), std::memory_order_relaxed);
   {
     // Under the mutex so a worker that is about to sleep either sees the new generation or
@@ -89,7 +96,7 @@ void ThreadPool::parallel_for(int64_t n_tasks, const std::function<void(int64_t)
     generation_.fetch_add(1, std::memory_order_release);
   }
   start_cv_.notify_all();
-  run_tasks();
+  run_tasks(0);
   for (int i = 0; i < kSpinIterations; ++i) {
     if (active_.load(std::memory_order_acquire) == 0) break;
     _mm_pause();

@@ -1,6 +1,14 @@
 // ThreadPool: a fixed set of worker threads that run the tasks of one parallel_for at a time.
-// Tasks are handed out dynamically; kernels stay batch-invariant because a task's result never
-// depends on which thread runs it or on how many threads there are (docs/architecture.md §4).
+// Kernels stay batch-invariant because a task's result never depends on which thread runs it or
+// on how many threads there are (docs/architecture.md §4).
+//
+// Each thread owns a contiguous range of the tasks (thread i: [i n / T, (i + 1) n / T)) and runs
+// it first; a thread that runs out takes what is left of the others' ranges. So on a steady
+// machine a decode step's calls, which repeat the same task lists token after token, give every
+// thread the same panels and the same recurrent heads each time: they stay in that core's
+// caches instead of moving between cores (on the 2-vCPU VMs we measure on, the move cost more
+// than the second thread gained: docs/performance.md "Threads"). A preempted thread's tasks are
+// still taken by the others.
 // parallel_for may be called from one thread at a time (the engine thread); it blocks until
 // every task has run, and the calling thread runs tasks too.
 //
@@ -13,6 +21,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -36,8 +45,15 @@ class ThreadPool {
   static int hardware_threads();
 
  private:
-  void worker_loop();
-  void run_tasks();
+  void worker_loop(int self);
+  void run_tasks(int self);
+
+  // One thread's tasks of the current parallel_for: next to claim, and the end (one line each,
+  // so claiming does not bounce the others' counters between cores).
+  struct alignas(64) Range {
+    std::atomic<int64_t> next{0};
+    int64_t end = 0;
+  };
 
   int n_threads_;
   std::vector<std::thread> workers_;
@@ -48,8 +64,7 @@ class ThreadPool {
   std::atomic<bool> stop_{false};
   std::atomic<int> active_{0};  // workers still inside the current parallel_for
   const std::function<void(int64_t)>* fn_ = nullptr;
-  int64_t n_tasks_ = 0;
-  std::atomic<int64_t> next_{0};
+  std::unique_ptr<Range[]> ranges_;  // n_threads_ of them; the caller is thread 0
 };
 
 // Runs fn over [0, n) on pool when it is not null, else inline. A null pool is one thread.

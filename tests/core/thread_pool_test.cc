@@ -23,6 +23,58 @@ TEST(ThreadPool, EveryTaskRunsOnceSpinningAndSleeping) {
   }
 }
 
+// Three and four threads, fewer tasks than threads included (empty ranges).
+TEST(ThreadPool, EveryTaskRunsOnceWithMoreThreads) {
+  for (int threads : {3, 4}) {
+    ThreadPool pool(threads);
+    for (int64_t n = 1; n < 40; ++n) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      pool.parallel_for(n, [&](int64_t t) { hits[size_t(t)].fetch_add(1); });
+      for (int64_t t = 0; t < n; ++t) ASSERT_EQ(hits[size_t(t)].load(), 1) << threads << " " << n;
+    }
+  }
+}
+
+// A thread starts with its own range: the worker's first task is one of the second half, never
+// the caller's next one (with one shared counter it took task 1).
+TEST(ThreadPool, AThreadRunsItsOwnRangeFirst) {
+  ThreadPool pool(2);
+  const auto me = std::this_thread::get_id();
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int64_t> worker_first{-1};
+    pool.parallel_for(4, [&](int64_t t) {
+      if (std::this_thread::get_id() != me) {
+        int64_t none = -1;
+        worker_first.compare_exchange_strong(none, t);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    });
+    const int64_t first = worker_first.load();
+    if (first >= 0) EXPECT_GE(first, 2) << round;
+  }
+}
+
+// A thread held up in a task leaves the rest of its range to the others: the caller's first task
+// waits until every other task ran, which needs the worker to take the caller's range.
+TEST(ThreadPool, AHeldUpThreadsRangeIsTakenByTheOthers) {
+  ThreadPool pool(2);
+  const auto me = std::this_thread::get_id();
+  const int64_t n = 20;
+  std::atomic<int64_t> done{0};
+  bool all_ran = false;
+  pool.parallel_for(n, [&](int64_t t) {
+    if (t == 0 && std::this_thread::get_id() == me) {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (done.load() < n - 1 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      all_ran = done.load() == n - 1;
+    }
+    done.fetch_add(1);
+  });
+  EXPECT_TRUE(all_ran);
+  EXPECT_EQ(done.load(), n);
+}
+
 TEST(ThreadPool, UsesMoreThanOneThreadWhenAsked) {
   ThreadPool pool(2);
   std::atomic<int> in_flight{0}, max_in_flight{0};

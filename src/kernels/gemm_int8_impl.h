@@ -785,12 +785,35 @@ inline void int8_k16_block(const GemmJob& job, const GemmBlock& b) {
   }
 }
 
+// The four registers of transpose4x32_regs before its lane-order permutes (lanes 0-3 | 16-19,
+// 4-7 | 20-23, 8-11 | 24-27, 12-15 | 28-31: "unpack order", lanes_in_order's input) of byte
+// rows r0, r0 + 32, r0 + 64, r0 + 96: 8 shuffles per 4 rows where the lane order takes 12.
+ANCHORAGE_FORCE_INLINE void transpose4x32_unpacked(const uint8_t* r0, __m256i* v) {
+  transpose4x32_half<false>(r0, v);
+  transpose4x32_half<true>(r0, v + 2);
+}
+
+// A byte per lane (32 lanes, in lane order) -> the lanes of unpack-order register c, each byte
+// as the int16 pair (x, x) of its 32-bit lane: one vpmaddwd then multiplies both 16-bit sums of a
+// lane by it (x * a + x * b = x * (a + b), exact in int32).
+template <int c>
+ANCHORAGE_FORCE_INLINE __m256i bytes_dup16_unpacked(__m256i bytes) {
+  constexpr char z = char(0x80), b0 = char(4 * c), b1 = char(4 * c + 1), b2 = char(4 * c + 2),
+                 b3 = char(4 * c + 3);
+  const __m256i ctl = _mm256_setr_epi8(b0, z, b0, z, b1, z, b1, z, b2, z, b2, z, b3, z, b3, z, b0,
+                                       z, b0, z, b1, z, b1, z, b2, z, b2, z, b3, z, b3, z);
+  return _mm256_shuffle_epi8(bytes, ctl);
+}
+
 // One row x one Q4_K (kQ5: Q5_K) k block of a panel read in place (decode: a block of one row
 // reuses no repack, so the transposed codes go straight into the multiplies): the same exact
 // integer sums as q4_k_tile<1> and its two float steps, so the same bits. A vpmaddubsw pair sums
 // at most 2 * 15 * 127 = 3,810 in magnitude for Q4_K (2 * 31 * 127 = 7,874 for Q5_K), so a
-// lane's 16-bit half adds the pairs of 8 groups (30,480; Q5_K: of 4 groups, 31,496) below 2^15
-// before one vpmaddwd and the scale multiply (sc * a + sc * b = sc * (a + b), exact in int32).
+// lane's 16-bit half adds the pairs of 8 groups (30,480; Q5_K: of 4 groups, 31,496) below 2^15;
+// one vpmaddwd by the sub-block's scale, duplicated into both halves, then adds the two halves
+// and scales them. The mins: vpmaddwd of the int16 pairs (m_2i, m_2i+1) of a lane by the
+// activations' sub-block sums (|sum| <= 32 * 127: int16) gives m_2i s_2i + m_2i+1 s_2i+1. The
+// lanes stay in the transposes' unpack order through the block and are put back once.
 template <bool kQ5>
 inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off,
                               int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
@@ -798,26 +821,24 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
   alignas(32) float d[32], dmin[32];
   alignas(32) uint8_t sc[8][32], mn[8][32];
   q4_k_block_scales(blk, d, dmin, sc, mn);
-  const __m256i m0f = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
+  const __m256i m0f = _mm256_set1_epi8(0x0f), zero = _mm256_setzero_si256();
   const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + xs_off) + kb * 16;
-  __m256i S[4];
-  for (int c = 0; c < 4; ++c) S[c] = _mm256_setzero_si256();
+  __m256i S[4], Mn[4];  // unpack order
+  for (int c = 0; c < 4; ++c) S[c] = Mn[c] = zero;
   for (int i = 0; i < 4; ++i) {
     const __m256i bl = _mm256_set1_epi8(char(1 << (2 * i))),
                   bh = _mm256_set1_epi8(char(2 << (2 * i)));
+    const __m256i scl = _mm256_load_si256((const __m256i*)sc[2 * i]);
+    const __m256i sch = _mm256_load_si256((const __m256i*)sc[2 * i + 1]);
     for (int g0 = 0; g0 < 8; g0 += kFlushEvery) {
-      __m256i lo[4], hi[4];  // 16-bit pair sums of sub-blocks 2i and 2i + 1, per 8 lanes
-      for (int c = 0; c < 4; ++c) lo[c] = hi[c] = _mm256_setzero_si256();
+      __m256i lo[4], hi[4];  // 16-bit pair sums of sub-blocks 2i and 2i + 1, unpack order
+      for (int c = 0; c < 4; ++c) lo[c] = hi[c] = zero;
 #pragma GCC unroll 8
       for (int g = g0; g < g0 + kFlushEvery; ++g) {
         prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
-        const uint8_t* q = blk + (kQs + 32 * i + 4 * g) * 32;
         __m256i v[4], u[4];
-        transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
-        if (kQ5) {
-          const uint8_t* qh = blk + (16 + 4 * g) * 32;
-          transpose4x32_regs<false>(qh, qh + 32, qh + 64, qh + 96, u);
-        }
+        transpose4x32_unpacked(blk + (kQs + 32 * i + 4 * g) * 32, v);
+        if (kQ5) transpose4x32_unpacked(blk + (16 + 4 * g) * 32, u);
         const uint8_t* a = xrow + kb * 256 + 64 * i + 4 * g;
         const __m256i alo = _mm256_set1_epi32(load_i32(a)),
                       ahi = _mm256_set1_epi32(load_i32(a + 32));
@@ -833,28 +854,39 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
           hi[c] = _mm256_add_epi16(hi[c], _mm256_maddubs_epi16(qh, ahi));
         }
       }
-      for (int c = 0; c < 4; ++c) {
-        const __m256i cl = lanes_u8_to_i32(sc[2 * i], c);
-        const __m256i ch = lanes_u8_to_i32(sc[2 * i + 1], c);
-        S[c] = _mm256_add_epi32(S[c], _mm256_mullo_epi32(_mm256_madd_epi16(lo[c], ones), cl));
-        S[c] = _mm256_add_epi32(S[c], _mm256_mullo_epi32(_mm256_madd_epi16(hi[c], ones), ch));
-      }
+      S[0] = _mm256_add_epi32(S[0], _mm256_madd_epi16(lo[0], bytes_dup16_unpacked<0>(scl)));
+      S[1] = _mm256_add_epi32(S[1], _mm256_madd_epi16(lo[1], bytes_dup16_unpacked<1>(scl)));
+      S[2] = _mm256_add_epi32(S[2], _mm256_madd_epi16(lo[2], bytes_dup16_unpacked<2>(scl)));
+      S[3] = _mm256_add_epi32(S[3], _mm256_madd_epi16(lo[3], bytes_dup16_unpacked<3>(scl)));
+      S[0] = _mm256_add_epi32(S[0], _mm256_madd_epi16(hi[0], bytes_dup16_unpacked<0>(sch)));
+      S[1] = _mm256_add_epi32(S[1], _mm256_madd_epi16(hi[1], bytes_dup16_unpacked<1>(sch)));
+      S[2] = _mm256_add_epi32(S[2], _mm256_madd_epi16(hi[2], bytes_dup16_unpacked<2>(sch)));
+      S[3] = _mm256_add_epi32(S[3], _mm256_madd_epi16(hi[3], bytes_dup16_unpacked<3>(sch)));
     }
+    // Mins of sub-blocks 2i and 2i + 1: per lane the int16 pair (m_2i, m_2i+1), unpack order.
+    const uint32_t s0 = uint32_t(s16[4 * i] + s16[4 * i + 1]) & 0xffffu;
+    const uint32_t s1 = uint32_t(s16[4 * i + 2] + s16[4 * i + 3]) << 16;
+    const __m256i sums = _mm256_set1_epi32(int32_t(s0 | s1));
+    const __m256i ml = _mm256_load_si256((const __m256i*)mn[2 * i]);
+    const __m256i mh = _mm256_load_si256((const __m256i*)mn[2 * i + 1]);
+    const __m256i t0 = _mm256_unpacklo_epi8(ml, mh), t1 = _mm256_unpackhi_epi8(ml, mh);
+    Mn[0] = _mm256_add_epi32(Mn[0], _mm256_madd_epi16(_mm256_unpacklo_epi8(t0, zero), sums));
+    Mn[1] = _mm256_add_epi32(Mn[1], _mm256_madd_epi16(_mm256_unpackhi_epi8(t0, zero), sums));
+    Mn[2] = _mm256_add_epi32(Mn[2], _mm256_madd_epi16(_mm256_unpacklo_epi8(t1, zero), sums));
+    Mn[3] = _mm256_add_epi32(Mn[3], _mm256_madd_epi16(_mm256_unpackhi_epi8(t1, zero), sums));
   }
+  lanes_in_order(S);
+  lanes_in_order(Mn);
   float dxv;
   __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
   const __m256 dx = _mm256_set1_ps(dxv);
   for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
     const __m256i mask = lane_mask8(n_cols - 8 * c);
-    __m256i Mn = _mm256_setzero_si256();
-    for (int j = 0; j < 8; ++j)
-      Mn = _mm256_add_epi32(Mn, _mm256_mullo_epi32(lanes_u8_to_i32(mn[j], c),
-                                                   _mm256_set1_epi32(s16[2 * j] + s16[2 * j + 1])));
     __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + 8 * c, mask);
     acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S[c]), _mm256_mul_ps(_mm256_load_ps(d + 8 * c), dx),
                           acc);
-    acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(Mn), _mm256_mul_ps(_mm256_load_ps(dmin + 8 * c), dx),
-                           acc);
+    acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(Mn[c]),
+                           _mm256_mul_ps(_mm256_load_ps(dmin + 8 * c), dx), acc);
     _mm256_maskstore_ps(y + 8 * c, mask, acc);
   }
 }

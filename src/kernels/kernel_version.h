@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 26;
+inline constexpr int kKernelVersion = 27;
 
 }  // namespace anchorage::kernels

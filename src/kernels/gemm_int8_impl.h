@@ -102,8 +102,8 @@ ANCHORAGE_FORCE_INLINE void transpose4x32_regs(const uint8_t* r0, const uint8_t*
 
 // Half of transpose4x32_regs, without its last step: v[0], v[1] hold lanes 8h + 0-3 | 16 + 8h
 // + 0-3 and 8h + 4-7 | 16 + 8h + 4-7 (h = kHigh), as the unpacks leave them: 2 shuffles per 8
-// lanes of 4 byte rows, where transpose4x8 takes 5. A one-row path sums in that order and puts
-// a block's sums back with lanes_in_order.
+// lanes of 4 byte rows, where transposing 8 lanes alone took 5. A one-row path sums in that order
+// and puts a block's sums back with lanes_in_order.
 template <bool kHigh>
 ANCHORAGE_FORCE_INLINE void transpose4x32_half(const uint8_t* r0, __m256i* v) {
   const __m256i a0 = _mm256_loadu_si256((const __m256i*)r0);
@@ -516,16 +516,6 @@ inline void repack_q6_k(const uint8_t* blk, Q6KRepacked* w) {
   }
 }
 
-// Inputs k .. k+3 of lanes 8c .. 8c+7 of a byte-interleaved panel (4 byte rows from r0, rows
-// 32 bytes apart) -> one ymm, lane i's 4 bytes at 4i: transpose4x32_regs's v[c] for one c.
-ANCHORAGE_FORCE_INLINE __m256i transpose4x8(const uint8_t* r0) {
-  const __m128i t0 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i*)r0),
-                                       _mm_loadl_epi64((const __m128i*)(r0 + 32)));
-  const __m128i t1 = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i*)(r0 + 64)),
-                                       _mm_loadl_epi64((const __m128i*)(r0 + 96)));
-  return _mm256_set_m128i(_mm_unpackhi_epi16(t0, t1), _mm_unpacklo_epi16(t0, t1));
-}
-
 // One row's activations of k block kb (quant_dot.h ActFormat): its 256 int8 inputs, its 16
 // int32 sums of 16 and its scale broadcast, as the one-row paths read them.
 struct RowBlockActs {
@@ -684,12 +674,13 @@ inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
 }
 
 // One row x one Q3_K (kQ3) or Q2_K k block of a panel read in place (decode: a block of one
-// row reuses no repack, which cost more than the multiplies): the codes of 8 lanes at a time go
-// from the panel's transposes straight into the multiplies, with repack_q3_q2_k's bit layout.
-// Per lane the same exact integer sums as q6_k_tile<1, Q3_K / Q2_K> (integer additions in any
-// order give the same integer) and its float steps, so the same bits. A code is at most 7, so a
-// vpmaddubsw pair at most 2 * 7 * 127 = 1,778 in magnitude: the 4 groups of a sub-block add in
-// 16 bits (7,112) before one vpmaddwd.
+// row reuses no repack, which cost more than the multiplies): the codes go from the panel's
+// transposes straight into the multiplies, with repack_q3_q2_k's bit layout. Per lane the same
+// exact integer sums as q6_k_tile<1, Q3_K / Q2_K> (integer additions in any order give the same
+// integer) and its float steps, so the same bits. A code is at most 7, so a vpmaddubsw pair at
+// most 2 * 7 * 127 = 1,778 in magnitude: the 4 groups of a sub-block add in 16 bits (7,112)
+// before one vpmaddwd. The block is walked once per 16 lanes, as Q6_K's (transpose4x32_half:
+// 2 shuffles per 8 lanes of 4 rows where 8 lanes at a time took 5), put back in lane order once.
 template <bool kQ3>
 inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off,
                                  int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
@@ -697,51 +688,84 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
   alignas(32) float d[32], dmin[32];
   alignas(32) int32_t sc[16][32], mn[16][32];
   q3_q2_k_block_scales<kQ3>(blk, d, dmin, sc, mn);
-  const __m256i b3 = _mm256_set1_epi8(3), b1 = _mm256_set1_epi8(1);
+  const __m256i b3 = _mm256_set1_epi8(3), b4 = _mm256_set1_epi8(4);
   const __m256i ones = _mm256_set1_epi16(1);
   const auto [a, s16, dx] = row_block_acts(xrow, xd_off, xs_off, kb);
-  for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
-    prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 4, c);
-    __m256i S = _mm256_setzero_si256(), Mn = _mm256_setzero_si256();
+  __m256i S[4], Mn[4];  // transpose4x32_half's order until lanes_in_order
+  // Lanes 8h' + 4e + 0-3 | 16 + 8h' + 4e + 0-3 of a [32] int32 row (lane order): unpack-order
+  // register 2h' + e.
+  auto unpacked = [](const int32_t* row, int r) {
+    const int l0 = 8 * (r / 2) + 4 * (r % 2);
+    return _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_load_si128((const __m128i*)(row + l0))),
+        _mm_load_si128((const __m128i*)(row + 16 + l0)), 1);
+  };
+  // 16 of the 32 lanes (two registers) over the whole block.
+  auto half = [&]<bool kHigh>() {
+    __m256i S0 = _mm256_setzero_si256(), S1 = S0, M0 = S0, M1 = S0;
     for (int h = 0; h < 2; ++h) {
       for (int gh = 0; gh < 2; ++gh) {  // sub-blocks 8h + 2sh + gh, sh = 0 .. 3
-        __m256i is[4];                  // 16-bit pair sums
-        for (int sh = 0; sh < 4; ++sh) is[sh] = _mm256_setzero_si256();
+        __m256i is[4][2];               // 16-bit pair sums
+        for (int sh = 0; sh < 4; ++sh) is[sh][0] = is[sh][1] = _mm256_setzero_si256();
 #pragma GCC unroll 4
         for (int g = 4 * gh; g < 4 * gh + 4; ++g) {  // l = 4g .. 4g + 3
-          const __m256i v = transpose4x8(blk + (kQs + 32 * h + 4 * g) * 32 + 8 * c);
-          __m256i u = _mm256_setzero_si256();
-          if (kQ3) u = transpose4x8(blk + 4 * g * 32 + 8 * c);
+          if (!kHigh) prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
+          __m256i v[2], u[2];
+          transpose4x32_half<kHigh>(blk + (kQs + 32 * h + 4 * g) * 32, v);
+          if (kQ3) transpose4x32_half<kHigh>(blk + 4 * g * 32, u);
 #pragma GCC unroll 4
           for (int sh = 0; sh < 4; ++sh) {
-            __m256i code = _mm256_and_si256(_mm256_srli_epi16(v, 2 * sh), b3);
-            if (kQ3)
-              code = _mm256_or_si256(
-                  code,
-                  _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(u, 4 * h + sh), b1), 2));
             const __m256i av = _mm256_set1_epi32(load_i32(a + 128 * h + 32 * sh + 4 * g));
-            is[sh] = _mm256_add_epi16(is[sh], _mm256_maddubs_epi16(code, av));
+#pragma GCC unroll 2
+            for (int e = 0; e < 2; ++e) {
+              __m256i code = _mm256_and_si256(_mm256_srli_epi16(v[e], 2 * sh), b3);
+              if (kQ3) {  // hmask bit 4h + sh as value 4 (16-bit shifts: bit 2 of each byte
+                          // comes from its own byte)
+                const int n = 4 * h + sh - 2;
+                const __m256i hb = n > 0   ? _mm256_srli_epi16(u[e], n)
+                                   : n < 0 ? _mm256_slli_epi16(u[e], -n)
+                                           : u[e];
+                code = _mm256_or_si256(code, _mm256_and_si256(hb, b4));
+              }
+              is[sh][e] = _mm256_add_epi16(is[sh][e], _mm256_maddubs_epi16(code, av));
+            }
           }
         }
+#pragma GCC unroll 4
         for (int sh = 0; sh < 4; ++sh) {
           const int j = 8 * h + 2 * sh + gh;
-          const __m256i scj = _mm256_load_si256((const __m256i*)(sc[j] + 8 * c));
-          S = _mm256_add_epi32(
-              S, _mm256_mullo_epi32(_mm256_sub_epi32(_mm256_madd_epi16(is[sh], ones),
-                                                     _mm256_set1_epi32(kOff * s16[j])),
-                                    scj));
-          if (!kQ3)
-            Mn = _mm256_add_epi32(
-                Mn, _mm256_mullo_epi32(_mm256_load_si256((const __m256i*)(mn[j] + 8 * c)),
-                                       _mm256_set1_epi32(s16[j])));
+          const __m256i off = _mm256_set1_epi32(kOff * s16[j]);
+          const int r0 = kHigh ? 2 : 0;
+          S0 = _mm256_add_epi32(
+              S0, _mm256_mullo_epi32(_mm256_sub_epi32(_mm256_madd_epi16(is[sh][0], ones), off),
+                                     unpacked(sc[j], r0)));
+          S1 = _mm256_add_epi32(
+              S1, _mm256_mullo_epi32(_mm256_sub_epi32(_mm256_madd_epi16(is[sh][1], ones), off),
+                                     unpacked(sc[j], r0 + 1)));
+          if (!kQ3) {
+            const __m256i sj = _mm256_set1_epi32(s16[j]);
+            M0 = _mm256_add_epi32(M0, _mm256_mullo_epi32(unpacked(mn[j], r0), sj));
+            M1 = _mm256_add_epi32(M1, _mm256_mullo_epi32(unpacked(mn[j], r0 + 1), sj));
+          }
         }
       }
     }
+    S[kHigh ? 2 : 0] = S0;
+    S[kHigh ? 3 : 1] = S1;
+    Mn[kHigh ? 2 : 0] = M0;
+    Mn[kHigh ? 3 : 1] = M1;
+  };
+  half.template operator()<false>();
+  half.template operator()<true>();
+  lanes_in_order(S);
+  if (!kQ3) lanes_in_order(Mn);
+  for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
     const __m256i mask = lane_mask8(n_cols - 8 * c);
     __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + 8 * c, mask);
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S), _mm256_mul_ps(_mm256_load_ps(d + 8 * c), dx), acc);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S[c]), _mm256_mul_ps(_mm256_load_ps(d + 8 * c), dx),
+                          acc);
     if (!kQ3)
-      acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(Mn),
+      acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(Mn[c]),
                              _mm256_mul_ps(_mm256_load_ps(dmin + 8 * c), dx), acc);
     _mm256_maskstore_ps(y + 8 * c, mask, acc);
   }

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 27;
+inline constexpr int kKernelVersion = 28;
 
 }  // namespace anchorage::kernels

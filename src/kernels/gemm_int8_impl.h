@@ -126,6 +126,14 @@ ANCHORAGE_FORCE_INLINE void lanes_in_order(__m256i* v) {
   v[3] = _mm256_permute2x128_si256(u2, u3, 0x31);
 }
 
+// The four registers of transpose4x32_regs before its lane-order permutes (lanes 0-3 | 16-19,
+// 4-7 | 20-23, 8-11 | 24-27, 12-15 | 28-31: "unpack order", lanes_in_order's input) of byte
+// rows r0, r0 + 32, r0 + 64, r0 + 96: 8 shuffles per 4 rows where the lane order takes 12.
+ANCHORAGE_FORCE_INLINE void transpose4x32_unpacked(const uint8_t* r0, __m256i* v) {
+  transpose4x32_half<false>(r0, v);
+  transpose4x32_half<true>(r0, v + 2);
+}
+
 ANCHORAGE_FORCE_INLINE void transpose4x32(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2,
                                           const uint8_t* r3, uint8_t* out) {
   __m256i v[4];
@@ -146,6 +154,22 @@ ANCHORAGE_FORCE_INLINE void scales_f16(const uint8_t* lo, float* out) {
   _mm256_store_ps(out + 8, _mm256_cvtph_ps(_mm256_extracti128_si256(h0, 1)));
   _mm256_store_ps(out + 16, _mm256_cvtph_ps(_mm256_castsi256_si128(h1)));
   _mm256_store_ps(out + 24, _mm256_cvtph_ps(_mm256_extracti128_si256(h1, 1)));
+}
+
+// scales_f16's 32 f32 in unpack order (transpose4x32_half's: lanes 0-3 | 16-19, 4-7 | 20-23,
+// 8-11 | 24-27, 12-15 | 28-31 at out, out + 8, out + 16, out + 24), for a path that keeps its
+// sums in that order.
+ANCHORAGE_FORCE_INLINE void scales_f16_unpacked(const uint8_t* lo, float* out) {
+  const __m256i a = _mm256_loadu_si256((const __m256i*)lo);
+  const __m256i b = _mm256_loadu_si256((const __m256i*)(lo + 32));
+  const __m256i l = _mm256_unpacklo_epi8(a, b);  // f16 of lanes 0-7 | 16-23
+  const __m256i u = _mm256_unpackhi_epi8(a, b);  // lanes 8-15 | 24-31
+  const __m128i l0 = _mm256_castsi256_si128(l), l1 = _mm256_extracti128_si256(l, 1);
+  const __m128i u0 = _mm256_castsi256_si128(u), u1 = _mm256_extracti128_si256(u, 1);
+  _mm256_store_ps(out, _mm256_cvtph_ps(_mm_unpacklo_epi64(l0, l1)));
+  _mm256_store_ps(out + 8, _mm256_cvtph_ps(_mm_unpackhi_epi64(l0, l1)));
+  _mm256_store_ps(out + 16, _mm256_cvtph_ps(_mm_unpacklo_epi64(u0, u1)));
+  _mm256_store_ps(out + 24, _mm256_cvtph_ps(_mm_unpackhi_epi64(u0, u1)));
 }
 
 // IQ4_NL's and IQ4_XS's 16 levels, in each 128-bit lane (vpshufb).
@@ -243,7 +267,9 @@ inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw, 
 // the unsigned nibbles q, adds the 8 pair sums of a lane's 16-bit half in 16 bits (at most
 // 8 x 2 x 15 x 127 = 30,480) and takes 8 x the activations' block sum out: sum((q - 8) a).
 // Q5_0 likewise with its unsigned 5-bit codes and 16 x the sum, each group's 2 pair sums
-// (2 x 2 x 31 x 127 = 15,748) widened at once.
+// (2 x 2 x 31 x 127 = 15,748) widened at once. The lanes stay in the transposes' unpack order
+// (8 shuffles per 4 byte rows instead of 12), the scales read in that order, and are put back
+// at the store.
 template <int kType>
 inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* xrow,
                               int64_t xd_off, int64_t xs_off, float* y, int64_t n_cols) {
@@ -259,20 +285,18 @@ inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* 
     const uint8_t* blk = panel + kb * 32 * kBlockBytes;
     const uint8_t* a = xrow + kb * 32;
     alignas(32) float dw[32], mw[32];
-    scales_f16(blk, dw);
-    if (kMin) scales_f16(blk + 64, mw);
+    scales_f16_unpacked(blk, dw);
+    if (kMin) scales_f16_unpacked(blk + 64, mw);
     __m256i ia[4], qh[4];
     for (int c = 0; c < 4; ++c) ia[c] = _mm256_setzero_si256();
     if (kQ5) {
-      const uint8_t* h = blk + L::kQh * 32;
-      transpose4x32_regs<false>(h, h + 32, h + 64, h + 96, qh);
+      transpose4x32_unpacked(blk + L::kQh * 32, qh);
     }
 #pragma GCC unroll 8
     for (int g = 0; g < (kQ8 ? 8 : 4); ++g) {
       prefetch_part(blk + 4 * 32 * kBlockBytes, 32 * kBlockBytes, kQ8 ? 8 : 4, g);
-      const uint8_t* q = blk + (kQs + 4 * g) * 32;
       __m256i v[4];
-      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      transpose4x32_unpacked(blk + (kQs + 4 * g) * 32, v);
       const __m256i alo = _mm256_set1_epi32(load_i32(a + 4 * g));
       const __m256i ahi = _mm256_set1_epi32(load_i32(a + 16 + 4 * g));
 #pragma GCC unroll 4
@@ -320,8 +344,11 @@ inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* 
                                  _mm256_mul_ps(_mm256_load_ps(mw + 8 * c), dx), acc[c]);
     }
   }
+  __m256i ordered[4];
+  for (int c = 0; c < 4; ++c) ordered[c] = _mm256_castps_si256(acc[c]);
+  lanes_in_order(ordered);
   for (int c = 0; c < 4 && 8 * c < n_cols; ++c)
-    _mm256_maskstore_ps(y + 8 * c, lane_mask8(n_cols - 8 * c), acc[c]);
+    _mm256_maskstore_ps(y + 8 * c, lane_mask8(n_cols - 8 * c), _mm256_castsi256_ps(ordered[c]));
 }
 
 // Q8_0, and through its repack to signed codes Q4_0, IQ4_NL and Q5_0 (block_bytes 34, 18 or
@@ -807,14 +834,6 @@ inline void int8_k16_block(const GemmJob& job, const GemmBlock& b) {
       }
     }
   }
-}
-
-// The four registers of transpose4x32_regs before its lane-order permutes (lanes 0-3 | 16-19,
-// 4-7 | 20-23, 8-11 | 24-27, 12-15 | 28-31: "unpack order", lanes_in_order's input) of byte
-// rows r0, r0 + 32, r0 + 64, r0 + 96: 8 shuffles per 4 rows where the lane order takes 12.
-ANCHORAGE_FORCE_INLINE void transpose4x32_unpacked(const uint8_t* r0, __m256i* v) {
-  transpose4x32_half<false>(r0, v);
-  transpose4x32_half<true>(r0, v + 2);
 }
 
 // A byte per lane (32 lanes, in lane order) -> the lanes of unpack-order register c, each byte

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 28;
+inline constexpr int kKernelVersion = 29;
 
 }  // namespace anchorage::kernels

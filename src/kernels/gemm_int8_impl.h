@@ -466,15 +466,26 @@ inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
 
 // The 32 lanes' d and the 8 sub-blocks' ls - 32 of one IQ4_XS k block of a panel (136 byte
 // rows: d, the u16 scales_h in rows 2-3, scales_l in rows 4-7): ls's low 4 bits in nibble j % 2
-// of scales_l[j / 2], its high 2 at bits 2j, 2j + 1 of scales_h; on 8 lanes of 32 bits at a time.
+// of scales_l[j / 2], its high 2 at bits 2j, 2j + 1 of scales_h; on 8 lanes of 32 bits at a time,
+// in lane order or (kUnpacked) in the transposes' unpack order (scales_f16_unpacked's).
+template <bool kUnpacked = false>
 inline void iq4_xs_block_scales(const uint8_t* blk, float* d, int32_t (*sc)[32]) {
-  scales_f16(blk, d);
+  if (kUnpacked) {
+    scales_f16_unpacked(blk, d);
+  } else {
+    scales_f16(blk, d);
+  }
   const __m256i m15 = _mm256_set1_epi32(15), m3 = _mm256_set1_epi32(3);
   const __m256i m32 = _mm256_set1_epi32(32);
   for (int c = 0; c < 4; ++c) {
     __m256i s[6];
-    for (int i = 0; i < 6; ++i)
-      s[i] = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)(blk + (2 + i) * 32 + 8 * c)));
+    for (int i = 0; i < 6; ++i) {
+      const uint8_t* row = blk + (2 + i) * 32;
+      const __m128i bytes =
+          kUnpacked ? _mm_setr_epi32(load_i32(row + 4 * c), load_i32(row + 16 + 4 * c), 0, 0)
+                    : _mm_loadl_epi64((const __m128i*)(row + 8 * c));
+      s[i] = _mm256_cvtepu8_epi32(bytes);
+    }
     const __m256i sh = _mm256_or_si256(s[0], _mm256_slli_epi32(s[1], 8));
     for (int j = 0; j < 8; ++j) {
       const __m256i lo = _mm256_and_si256(_mm256_srli_epi32(s[2 + j / 2], 4 * (j % 2)), m15);
@@ -941,7 +952,7 @@ inline void iq4_xs_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t
                                 float* y, bool first, int64_t n_cols) {
   alignas(32) float d[32];
   alignas(32) int32_t sc[8][32];
-  iq4_xs_block_scales(blk, d, sc);
+  iq4_xs_block_scales<true>(blk, d, sc);
   const __m256i m0f = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1), table = iq4_table();
   __m256i S[4];
   for (int c = 0; c < 4; ++c) S[c] = _mm256_setzero_si256();
@@ -951,9 +962,8 @@ inline void iq4_xs_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
       prefetch_part(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
-      const uint8_t* q = blk + (8 + 16 * j + 4 * g) * 32;
       __m256i v[4];
-      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      transpose4x32_unpacked(blk + (8 + 16 * j + 4 * g) * 32, v);
       const uint8_t* a = xrow + kb * 256 + 32 * j + 4 * g;
       const __m256i alo = _mm256_set1_epi32(load_i32(a)), ahi = _mm256_set1_epi32(load_i32(a + 16));
 #pragma GCC unroll 4
@@ -974,11 +984,16 @@ inline void iq4_xs_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t
   float dxv;
   __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
   const __m256 dx = _mm256_set1_ps(dxv);
+  // d * dx in unpack order, then the sums and their scales back in lane order together.
+  __m256i dd[4];
+  for (int c = 0; c < 4; ++c)
+    dd[c] = _mm256_castps_si256(_mm256_mul_ps(_mm256_load_ps(d + 8 * c), dx));
+  lanes_in_order(S);
+  lanes_in_order(dd);
   for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
     const __m256i mask = lane_mask8(n_cols - 8 * c);
     __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + 8 * c, mask);
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S[c]), _mm256_mul_ps(_mm256_load_ps(d + 8 * c), dx),
-                          acc);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S[c]), _mm256_castsi256_ps(dd[c]), acc);
     _mm256_maskstore_ps(y + 8 * c, mask, acc);
   }
 }

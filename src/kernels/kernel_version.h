@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 29;
+inline constexpr int kKernelVersion = 30;
 
 }  // namespace anchorage::kernels

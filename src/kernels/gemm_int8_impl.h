@@ -134,6 +134,18 @@ ANCHORAGE_FORCE_INLINE void transpose4x32_unpacked(const uint8_t* r0, __m256i* v
   transpose4x32_half<true>(r0, v + 2);
 }
 
+// A byte per lane (32 lanes, in lane order) -> the lanes of unpack-order register c, each byte
+// as the int16 pair (x, x) of its 32-bit lane: one vpmaddwd then multiplies both 16-bit sums of a
+// lane by it (x * a + x * b = x * (a + b), exact in int32).
+template <int c>
+ANCHORAGE_FORCE_INLINE __m256i bytes_dup16_unpacked(__m256i bytes) {
+  constexpr char z = char(0x80), b0 = char(4 * c), b1 = char(4 * c + 1), b2 = char(4 * c + 2),
+                 b3 = char(4 * c + 3);
+  const __m256i ctl = _mm256_setr_epi8(b0, z, b0, z, b1, z, b1, z, b2, z, b2, z, b3, z, b3, z, b0,
+                                       z, b0, z, b1, z, b1, z, b2, z, b2, z, b3, z, b3, z);
+  return _mm256_shuffle_epi8(bytes, ctl);
+}
+
 ANCHORAGE_FORCE_INLINE void transpose4x32(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2,
                                           const uint8_t* r3, uint8_t* out) {
   __m256i v[4];
@@ -719,15 +731,25 @@ inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
 // most 2 * 7 * 127 = 1,778 in magnitude: the 4 groups of a sub-block add in 16 bits (7,112)
 // before one vpmaddwd. The block is walked once per 16 lanes, as Q6_K's (transpose4x32_half:
 // 2 shuffles per 8 lanes of 4 rows where 8 lanes at a time took 5), put back in lane order once.
+// Q2_K reads its scale bytes straight from the panel: the 4-bit scale duplicated into both
+// 16-bit halves of its lane by one vpshufb, so one vpmaddwd adds and scales a sub-block's sums
+// (no int32 scales, no vpmulld); its mins m_j s_j two sub-blocks at a time by vpmaddwd of the
+// (m_j, m_j+1) pairs by the activations' sums (|s| <= 16 * 127: int16), once per block.
 template <bool kQ3>
 inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off,
                                  int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
   constexpr int kQs = kQ3 ? 32 : 16, kBlockBytes = kQ3 ? 110 : 84, kOff = kQ3 ? 4 : 0;
   alignas(32) float d[32], dmin[32];
-  alignas(32) int32_t sc[16][32], mn[16][32];
-  q3_q2_k_block_scales<kQ3>(blk, d, dmin, sc, mn);
+  alignas(32) int32_t sc[kQ3 ? 16 : 1][32], mn[1][32];
+  if constexpr (kQ3) {
+    q3_q2_k_block_scales<kQ3>(blk, d, dmin, sc, mn);
+  } else {
+    scales_f16(blk + 80 * 32, d);
+    scales_f16(blk + 82 * 32, dmin);
+  }
   const __m256i b3 = _mm256_set1_epi8(3), b4 = _mm256_set1_epi8(4);
-  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i ones = _mm256_set1_epi16(1), low4 = _mm256_set1_epi16(15);
+  const __m256i zero = _mm256_setzero_si256();
   const auto [a, s16, dx] = row_block_acts(xrow, xd_off, xs_off, kb);
   __m256i S[4], Mn[4];  // transpose4x32_half's order until lanes_in_order
   // Lanes 8h' + 4e + 0-3 | 16 + 8h' + 4e + 0-3 of a [32] int32 row (lane order): unpack-order
@@ -740,11 +762,11 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
   };
   // 16 of the 32 lanes (two registers) over the whole block.
   auto half = [&]<bool kHigh>() {
-    __m256i S0 = _mm256_setzero_si256(), S1 = S0, M0 = S0, M1 = S0;
+    __m256i S0 = zero, S1 = zero;
     for (int h = 0; h < 2; ++h) {
       for (int gh = 0; gh < 2; ++gh) {  // sub-blocks 8h + 2sh + gh, sh = 0 .. 3
         __m256i is[4][2];               // 16-bit pair sums
-        for (int sh = 0; sh < 4; ++sh) is[sh][0] = is[sh][1] = _mm256_setzero_si256();
+        for (int sh = 0; sh < 4; ++sh) is[sh][0] = is[sh][1] = zero;
 #pragma GCC unroll 4
         for (int g = 4 * gh; g < 4 * gh + 4; ++g) {  // l = 4g .. 4g + 3
           if (!kHigh) prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
@@ -772,31 +794,46 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
 #pragma GCC unroll 4
         for (int sh = 0; sh < 4; ++sh) {
           const int j = 8 * h + 2 * sh + gh;
-          const __m256i off = _mm256_set1_epi32(kOff * s16[j]);
-          const int r0 = kHigh ? 2 : 0;
-          S0 = _mm256_add_epi32(
-              S0, _mm256_mullo_epi32(_mm256_sub_epi32(_mm256_madd_epi16(is[sh][0], ones), off),
-                                     unpacked(sc[j], r0)));
-          S1 = _mm256_add_epi32(
-              S1, _mm256_mullo_epi32(_mm256_sub_epi32(_mm256_madd_epi16(is[sh][1], ones), off),
-                                     unpacked(sc[j], r0 + 1)));
-          if (!kQ3) {
-            const __m256i sj = _mm256_set1_epi32(s16[j]);
-            M0 = _mm256_add_epi32(M0, _mm256_mullo_epi32(unpacked(mn[j], r0), sj));
-            M1 = _mm256_add_epi32(M1, _mm256_mullo_epi32(unpacked(mn[j], r0 + 1), sj));
+          if constexpr (kQ3) {
+            const __m256i off = _mm256_set1_epi32(kOff * s16[j]);
+            const int r0 = kHigh ? 2 : 0;
+            S0 = _mm256_add_epi32(
+                S0, _mm256_mullo_epi32(_mm256_sub_epi32(_mm256_madd_epi16(is[sh][0], ones), off),
+                                       unpacked(sc[j], r0)));
+            S1 = _mm256_add_epi32(
+                S1, _mm256_mullo_epi32(_mm256_sub_epi32(_mm256_madd_epi16(is[sh][1], ones), off),
+                                       unpacked(sc[j], r0 + 1)));
+          } else {
+            const __m256i row = _mm256_loadu_si256((const __m256i*)(blk + j * 32));
+            const __m256i c0 = _mm256_and_si256(bytes_dup16_unpacked<(kHigh ? 2 : 0)>(row), low4);
+            const __m256i c1 = _mm256_and_si256(bytes_dup16_unpacked<(kHigh ? 3 : 1)>(row), low4);
+            S0 = _mm256_add_epi32(S0, _mm256_madd_epi16(is[sh][0], c0));
+            S1 = _mm256_add_epi32(S1, _mm256_madd_epi16(is[sh][1], c1));
           }
         }
       }
     }
     S[kHigh ? 2 : 0] = S0;
     S[kHigh ? 3 : 1] = S1;
-    Mn[kHigh ? 2 : 0] = M0;
-    Mn[kHigh ? 3 : 1] = M1;
   };
   half.template operator()<false>();
   half.template operator()<true>();
   lanes_in_order(S);
-  if (!kQ3) lanes_in_order(Mn);
+  if constexpr (!kQ3) {
+    for (int c = 0; c < 4; ++c) Mn[c] = zero;
+    for (int m = 0; m < 8; ++m) {  // sub-blocks 2m, 2m + 1: their scale bytes' high nibbles
+      const __m256i rj = _mm256_loadu_si256((const __m256i*)(blk + 2 * m * 32));
+      const __m256i rk = _mm256_loadu_si256((const __m256i*)(blk + (2 * m + 1) * 32));
+      const uint32_t s0 = uint32_t(s16[2 * m]) & 0xffffu, s1 = uint32_t(s16[2 * m + 1]) << 16;
+      const __m256i sums = _mm256_set1_epi32(int32_t(s0 | s1));
+      const __m256i t0 = _mm256_unpacklo_epi8(rj, rk), t1 = _mm256_unpackhi_epi8(rj, rk);
+      const __m256i p[4] = {_mm256_unpacklo_epi8(t0, zero), _mm256_unpackhi_epi8(t0, zero),
+                            _mm256_unpacklo_epi8(t1, zero), _mm256_unpackhi_epi8(t1, zero)};
+      for (int c = 0; c < 4; ++c)
+        Mn[c] = _mm256_add_epi32(Mn[c], _mm256_madd_epi16(_mm256_srli_epi16(p[c], 4), sums));
+    }
+    lanes_in_order(Mn);
+  }
   for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
     const __m256i mask = lane_mask8(n_cols - 8 * c);
     __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + 8 * c, mask);
@@ -845,18 +882,6 @@ inline void int8_k16_block(const GemmJob& job, const GemmBlock& b) {
       }
     }
   }
-}
-
-// A byte per lane (32 lanes, in lane order) -> the lanes of unpack-order register c, each byte
-// as the int16 pair (x, x) of its 32-bit lane: one vpmaddwd then multiplies both 16-bit sums of a
-// lane by it (x * a + x * b = x * (a + b), exact in int32).
-template <int c>
-ANCHORAGE_FORCE_INLINE __m256i bytes_dup16_unpacked(__m256i bytes) {
-  constexpr char z = char(0x80), b0 = char(4 * c), b1 = char(4 * c + 1), b2 = char(4 * c + 2),
-                 b3 = char(4 * c + 3);
-  const __m256i ctl = _mm256_setr_epi8(b0, z, b0, z, b1, z, b1, z, b2, z, b2, z, b3, z, b3, z, b0,
-                                       z, b0, z, b1, z, b1, z, b2, z, b2, z, b3, z, b3, z);
-  return _mm256_shuffle_epi8(bytes, ctl);
 }
 
 // One row x one Q4_K (kQ5: Q5_K) k block of a panel read in place (decode: a block of one row

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 30;
+inline constexpr int kKernelVersion = 31;
 
 }  // namespace anchorage::kernels

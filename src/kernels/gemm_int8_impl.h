@@ -146,6 +146,16 @@ ANCHORAGE_FORCE_INLINE __m256i bytes_dup16_unpacked(__m256i bytes) {
   return _mm256_shuffle_epi8(bytes, ctl);
 }
 
+// bytes_dup16_unpacked for signed bytes: each as the sign-extended int16 pair (x, x).
+template <int c>
+ANCHORAGE_FORCE_INLINE __m256i signed_bytes_dup16_unpacked(__m256i bytes) {
+  constexpr char z = char(0x80), b0 = char(4 * c), b1 = char(4 * c + 1), b2 = char(4 * c + 2),
+                 b3 = char(4 * c + 3);
+  const __m256i ctl = _mm256_setr_epi8(z, b0, z, b0, z, b1, z, b1, z, b2, z, b2, z, b3, z, b3, z,
+                                       b0, z, b0, z, b1, z, b1, z, b2, z, b2, z, b3, z, b3);
+  return _mm256_srai_epi16(_mm256_shuffle_epi8(bytes, ctl), 8);
+}
+
 ANCHORAGE_FORCE_INLINE void transpose4x32(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2,
                                           const uint8_t* r3, uint8_t* out) {
   __m256i v[4];
@@ -734,32 +744,44 @@ inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
 // Q2_K reads its scale bytes straight from the panel: the 4-bit scale duplicated into both
 // 16-bit halves of its lane by one vpshufb, so one vpmaddwd adds and scales a sub-block's sums
 // (no int32 scales, no vpmulld); its mins m_j s_j two sub-blocks at a time by vpmaddwd of the
-// (m_j, m_j+1) pairs by the activations' sums (|s| <= 16 * 127: int16), once per block.
+// (m_j, m_j+1) pairs by the activations' sums (|s| <= 16 * 127: int16), once per block. Q3_K
+// assembles its 6-bit scales as bytes for all 32 lanes at once (sc - 32, signed), duplicated the
+// same way sign-extended; its codes are stored + 4, so 4 sum_j sc_j s_j comes off once per block,
+// by vpmaddwd of sub-block pairs as Q2_K's mins.
 template <bool kQ3>
 inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off,
                                  int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
-  constexpr int kQs = kQ3 ? 32 : 16, kBlockBytes = kQ3 ? 110 : 84, kOff = kQ3 ? 4 : 0;
+  constexpr int kQs = kQ3 ? 32 : 16, kBlockBytes = kQ3 ? 110 : 84;
   alignas(32) float d[32], dmin[32];
-  alignas(32) int32_t sc[kQ3 ? 16 : 1][32], mn[1][32];
+  alignas(32) int8_t scb[kQ3 ? 16 : 1][32];  // Q3_K: the sub-blocks' sc - 32, a byte per lane
   if constexpr (kQ3) {
-    q3_q2_k_block_scales<kQ3>(blk, d, dmin, sc, mn);
+    scales_f16(blk + 108 * 32, d);
+    // q3_q2_k_block_scales's values, 32 lanes at a time as bytes (16-bit shifts: the bits kept
+    // by each mask come from their own byte).
+    const __m256i m15 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
+    const __m256i b32 = _mm256_set1_epi8(32);
+    __m256i r[12];
+    for (int i = 0; i < 12; ++i) r[i] = _mm256_loadu_si256((const __m256i*)(blk + (96 + i) * 32));
+    for (int j = 0; j < 16; ++j) {
+      const __m256i lo =
+          _mm256_and_si256(j < 8 ? r[j] : _mm256_srli_epi16(r[j - 8], 4), m15);  // low 4 bits
+      const __m256i hs = r[8 + j % 4];  // bits 2(j / 4), 2(j / 4) + 1 -> bits 4, 5
+      const int k = j / 4;
+      const __m256i hi = _mm256_and_si256(k < 2    ? _mm256_slli_epi16(hs, 4 - 2 * k)
+                                          : k == 2 ? hs
+                                                   : _mm256_srli_epi16(hs, 2),
+                                          m30);
+      _mm256_store_si256((__m256i*)scb[j], _mm256_sub_epi8(_mm256_or_si256(lo, hi), b32));
+    }
   } else {
     scales_f16(blk + 80 * 32, d);
     scales_f16(blk + 82 * 32, dmin);
   }
   const __m256i b3 = _mm256_set1_epi8(3), b4 = _mm256_set1_epi8(4);
-  const __m256i ones = _mm256_set1_epi16(1), low4 = _mm256_set1_epi16(15);
+  const __m256i low4 = _mm256_set1_epi16(15);
   const __m256i zero = _mm256_setzero_si256();
   const auto [a, s16, dx] = row_block_acts(xrow, xd_off, xs_off, kb);
   __m256i S[4], Mn[4];  // transpose4x32_half's order until lanes_in_order
-  // Lanes 8h' + 4e + 0-3 | 16 + 8h' + 4e + 0-3 of a [32] int32 row (lane order): unpack-order
-  // register 2h' + e.
-  auto unpacked = [](const int32_t* row, int r) {
-    const int l0 = 8 * (r / 2) + 4 * (r % 2);
-    return _mm256_inserti128_si256(
-        _mm256_castsi128_si256(_mm_load_si128((const __m128i*)(row + l0))),
-        _mm_load_si128((const __m128i*)(row + 16 + l0)), 1);
-  };
   // 16 of the 32 lanes (two registers) over the whole block.
   auto half = [&]<bool kHigh>() {
     __m256i S0 = zero, S1 = zero;
@@ -795,14 +817,11 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
         for (int sh = 0; sh < 4; ++sh) {
           const int j = 8 * h + 2 * sh + gh;
           if constexpr (kQ3) {
-            const __m256i off = _mm256_set1_epi32(kOff * s16[j]);
-            const int r0 = kHigh ? 2 : 0;
-            S0 = _mm256_add_epi32(
-                S0, _mm256_mullo_epi32(_mm256_sub_epi32(_mm256_madd_epi16(is[sh][0], ones), off),
-                                       unpacked(sc[j], r0)));
-            S1 = _mm256_add_epi32(
-                S1, _mm256_mullo_epi32(_mm256_sub_epi32(_mm256_madd_epi16(is[sh][1], ones), off),
-                                       unpacked(sc[j], r0 + 1)));
+            const __m256i row = _mm256_load_si256((const __m256i*)scb[j]);
+            const __m256i c0 = signed_bytes_dup16_unpacked<(kHigh ? 2 : 0)>(row);
+            const __m256i c1 = signed_bytes_dup16_unpacked<(kHigh ? 3 : 1)>(row);
+            S0 = _mm256_add_epi32(S0, _mm256_madd_epi16(is[sh][0], c0));
+            S1 = _mm256_add_epi32(S1, _mm256_madd_epi16(is[sh][1], c1));
           } else {
             const __m256i row = _mm256_loadu_si256((const __m256i*)(blk + j * 32));
             const __m256i c0 = _mm256_and_si256(bytes_dup16_unpacked<(kHigh ? 2 : 0)>(row), low4);
@@ -818,6 +837,22 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
   };
   half.template operator()<false>();
   half.template operator()<true>();
+  if constexpr (kQ3) {  // S -= 4 sum_j sc_j s_j, two sub-blocks at a time
+    __m256i C[4];
+    for (int c = 0; c < 4; ++c) C[c] = zero;
+    for (int m = 0; m < 8; ++m) {
+      const __m256i rj = _mm256_load_si256((const __m256i*)scb[2 * m]);
+      const __m256i rk = _mm256_load_si256((const __m256i*)scb[2 * m + 1]);
+      const uint32_t s0 = uint32_t(s16[2 * m]) & 0xffffu, s1 = uint32_t(s16[2 * m + 1]) << 16;
+      const __m256i sums = _mm256_set1_epi32(int32_t(s0 | s1));
+      const __m256i t0 = _mm256_unpacklo_epi8(rj, rk), t1 = _mm256_unpackhi_epi8(rj, rk);
+      const __m256i p[4] = {_mm256_unpacklo_epi8(zero, t0), _mm256_unpackhi_epi8(zero, t0),
+                            _mm256_unpacklo_epi8(zero, t1), _mm256_unpackhi_epi8(zero, t1)};
+      for (int c = 0; c < 4; ++c)
+        C[c] = _mm256_add_epi32(C[c], _mm256_madd_epi16(_mm256_srai_epi16(p[c], 8), sums));
+    }
+    for (int c = 0; c < 4; ++c) S[c] = _mm256_sub_epi32(S[c], _mm256_slli_epi32(C[c], 2));
+  }
   lanes_in_order(S);
   if constexpr (!kQ3) {
     for (int c = 0; c < 4; ++c) Mn[c] = zero;

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 31;
+inline constexpr int kKernelVersion = 32;
 
 }  // namespace anchorage::kernels

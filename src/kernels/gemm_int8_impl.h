@@ -135,25 +135,18 @@ ANCHORAGE_FORCE_INLINE void transpose4x32_unpacked(const uint8_t* r0, __m256i* v
 }
 
 // A byte per lane (32 lanes, in lane order) -> the lanes of unpack-order register c, each byte
-// as the int16 pair (x, x) of its 32-bit lane: one vpmaddwd then multiplies both 16-bit sums of a
-// lane by it (x * a + x * b = x * (a + b), exact in int32).
-template <int c>
+// as the int16 pair (x, x) of its 32-bit lane, unsigned or (kSigned) sign-extended: one vpmaddwd
+// then multiplies both 16-bit sums of a lane by it (x * a + x * b = x * (a + b), exact in int32).
+template <int c, bool kSigned = false>
 ANCHORAGE_FORCE_INLINE __m256i bytes_dup16_unpacked(__m256i bytes) {
   constexpr char z = char(0x80), b0 = char(4 * c), b1 = char(4 * c + 1), b2 = char(4 * c + 2),
                  b3 = char(4 * c + 3);
-  const __m256i ctl = _mm256_setr_epi8(b0, z, b0, z, b1, z, b1, z, b2, z, b2, z, b3, z, b3, z, b0,
-                                       z, b0, z, b1, z, b1, z, b2, z, b2, z, b3, z, b3, z);
-  return _mm256_shuffle_epi8(bytes, ctl);
-}
-
-// bytes_dup16_unpacked for signed bytes: each as the sign-extended int16 pair (x, x).
-template <int c>
-ANCHORAGE_FORCE_INLINE __m256i signed_bytes_dup16_unpacked(__m256i bytes) {
-  constexpr char z = char(0x80), b0 = char(4 * c), b1 = char(4 * c + 1), b2 = char(4 * c + 2),
-                 b3 = char(4 * c + 3);
-  const __m256i ctl = _mm256_setr_epi8(z, b0, z, b0, z, b1, z, b1, z, b2, z, b2, z, b3, z, b3, z,
-                                       b0, z, b0, z, b1, z, b1, z, b2, z, b2, z, b3, z, b3);
-  return _mm256_srai_epi16(_mm256_shuffle_epi8(bytes, ctl), 8);
+  __m256i ctl = _mm256_setr_epi8(b0, z, b0, z, b1, z, b1, z, b2, z, b2, z, b3, z, b3, z, b0, z, b0,
+                                 z, b1, z, b1, z, b2, z, b2, z, b3, z, b3, z);
+  // Signed: the byte into the high half of its 16 bits, then shifted down with its sign.
+  if (kSigned) ctl = _mm256_or_si256(_mm256_slli_si256(ctl, 1), _mm256_set1_epi16(0x80));
+  const __m256i d = _mm256_shuffle_epi8(bytes, ctl);
+  return kSigned ? _mm256_srai_epi16(d, 8) : d;
 }
 
 ANCHORAGE_FORCE_INLINE void transpose4x32(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2,
@@ -733,6 +726,34 @@ inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
   }
 }
 
+// Per lane sum_j f(x_j) s_j over 16 rows of a byte per lane (row j at rows + 32 j, lane order),
+// s_j the activations' sums of 16 (int16: at most 16 * 127), f(x) = x as int8 (kSigned) or
+// x >> 4 (the high nibble), in the transposes' unpack order: vpmaddwd of the int16 pairs
+// (f(x_2m), f(x_2m+1)) of a lane by (s_2m, s_2m+1), exact in int32.
+template <bool kSigned>
+ANCHORAGE_FORCE_INLINE void lane_sums_by_pairs(const void* rows, const int32_t* s, __m256i* out) {
+  const uint8_t* r = static_cast<const uint8_t*>(rows);
+  const __m256i zero = _mm256_setzero_si256();
+  for (int c = 0; c < 4; ++c) out[c] = zero;
+  for (int m = 0; m < 8; ++m) {
+    const __m256i rj = _mm256_loadu_si256((const __m256i*)(r + 2 * m * 32));
+    const __m256i rk = _mm256_loadu_si256((const __m256i*)(r + (2 * m + 1) * 32));
+    const uint32_t s0 = uint32_t(s[2 * m]) & 0xffffu, s1 = uint32_t(s[2 * m + 1]) << 16;
+    const __m256i sums = _mm256_set1_epi32(int32_t(s0 | s1));
+    const __m256i t[2] = {_mm256_unpacklo_epi8(rj, rk), _mm256_unpackhi_epi8(rj, rk)};
+    for (int c = 0; c < 4; ++c) {
+      // Signed: the byte into the high half of its 16 bits, then shifted down with its sign.
+      const __m256i p = kSigned ? _mm256_srai_epi16(c % 2 ? _mm256_unpackhi_epi8(zero, t[c / 2])
+                                                          : _mm256_unpacklo_epi8(zero, t[c / 2]),
+                                                    8)
+                                : _mm256_srli_epi16(c % 2 ? _mm256_unpackhi_epi8(t[c / 2], zero)
+                                                          : _mm256_unpacklo_epi8(t[c / 2], zero),
+                                                    4);
+      out[c] = _mm256_add_epi32(out[c], _mm256_madd_epi16(p, sums));
+    }
+  }
+}
+
 // One row x one Q3_K (kQ3) or Q2_K k block of a panel read in place (decode: a block of one
 // row reuses no repack, which cost more than the multiplies): the codes go from the panel's
 // transposes straight into the multiplies, with repack_q3_q2_k's bit layout. Per lane the same
@@ -818,8 +839,8 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
           const int j = 8 * h + 2 * sh + gh;
           if constexpr (kQ3) {
             const __m256i row = _mm256_load_si256((const __m256i*)scb[j]);
-            const __m256i c0 = signed_bytes_dup16_unpacked<(kHigh ? 2 : 0)>(row);
-            const __m256i c1 = signed_bytes_dup16_unpacked<(kHigh ? 3 : 1)>(row);
+            const __m256i c0 = bytes_dup16_unpacked<(kHigh ? 2 : 0), true>(row);
+            const __m256i c1 = bytes_dup16_unpacked<(kHigh ? 3 : 1), true>(row);
             S0 = _mm256_add_epi32(S0, _mm256_madd_epi16(is[sh][0], c0));
             S1 = _mm256_add_epi32(S1, _mm256_madd_epi16(is[sh][1], c1));
           } else {
@@ -839,34 +860,12 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
   half.template operator()<true>();
   if constexpr (kQ3) {  // S -= 4 sum_j sc_j s_j, two sub-blocks at a time
     __m256i C[4];
-    for (int c = 0; c < 4; ++c) C[c] = zero;
-    for (int m = 0; m < 8; ++m) {
-      const __m256i rj = _mm256_load_si256((const __m256i*)scb[2 * m]);
-      const __m256i rk = _mm256_load_si256((const __m256i*)scb[2 * m + 1]);
-      const uint32_t s0 = uint32_t(s16[2 * m]) & 0xffffu, s1 = uint32_t(s16[2 * m + 1]) << 16;
-      const __m256i sums = _mm256_set1_epi32(int32_t(s0 | s1));
-      const __m256i t0 = _mm256_unpacklo_epi8(rj, rk), t1 = _mm256_unpackhi_epi8(rj, rk);
-      const __m256i p[4] = {_mm256_unpacklo_epi8(zero, t0), _mm256_unpackhi_epi8(zero, t0),
-                            _mm256_unpacklo_epi8(zero, t1), _mm256_unpackhi_epi8(zero, t1)};
-      for (int c = 0; c < 4; ++c)
-        C[c] = _mm256_add_epi32(C[c], _mm256_madd_epi16(_mm256_srai_epi16(p[c], 8), sums));
-    }
+    lane_sums_by_pairs<true>(&scb[0][0], s16, C);
     for (int c = 0; c < 4; ++c) S[c] = _mm256_sub_epi32(S[c], _mm256_slli_epi32(C[c], 2));
   }
   lanes_in_order(S);
   if constexpr (!kQ3) {
-    for (int c = 0; c < 4; ++c) Mn[c] = zero;
-    for (int m = 0; m < 8; ++m) {  // sub-blocks 2m, 2m + 1: their scale bytes' high nibbles
-      const __m256i rj = _mm256_loadu_si256((const __m256i*)(blk + 2 * m * 32));
-      const __m256i rk = _mm256_loadu_si256((const __m256i*)(blk + (2 * m + 1) * 32));
-      const uint32_t s0 = uint32_t(s16[2 * m]) & 0xffffu, s1 = uint32_t(s16[2 * m + 1]) << 16;
-      const __m256i sums = _mm256_set1_epi32(int32_t(s0 | s1));
-      const __m256i t0 = _mm256_unpacklo_epi8(rj, rk), t1 = _mm256_unpackhi_epi8(rj, rk);
-      const __m256i p[4] = {_mm256_unpacklo_epi8(t0, zero), _mm256_unpackhi_epi8(t0, zero),
-                            _mm256_unpacklo_epi8(t1, zero), _mm256_unpackhi_epi8(t1, zero)};
-      for (int c = 0; c < 4; ++c)
-        Mn[c] = _mm256_add_epi32(Mn[c], _mm256_madd_epi16(_mm256_srli_epi16(p[c], 4), sums));
-    }
+    lane_sums_by_pairs<false>(blk, s16, Mn);  // the scale bytes' high nibbles: the mins
     lanes_in_order(Mn);
   }
   for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {

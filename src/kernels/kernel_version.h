@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 32;
+inline constexpr int kKernelVersion = 33;
 
 }  // namespace anchorage::kernels

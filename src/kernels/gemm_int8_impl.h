@@ -665,38 +665,58 @@ inline void q6_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
   }
 }
 
-// One Q3_K (kQ3; 110 byte rows: hmask 0-31, qs 32-95, scales 96-107, d 108-109) or Q2_K (84
-// byte rows: scales 0-15, qs 16-79, d 80-81, dmin 82-83) k block of a panel -> Q6KRepacked.
-// Input 128h + 32s + l is bits 2s, 2s + 1 of qs row 32h + l (Q3_K: plus bit 4h + s of hmask row
-// l as value 4); it is input 4g + t of sub-block 8h + 2s + l / 16 with l % 16 = 4g + t.
+// The 16 sub-blocks' scales of one Q3_K k block of a panel (sc - 32, signed), a byte per lane, all
+// 32 lanes at once: the low 4 bits in the low nibble of scale byte j % 8 (high nibble for j >= 8),
+// the high 2 at bits 2(j / 4), 2(j / 4) + 1 of byte 8 + j % 4 (16-bit shifts: the bits each mask
+// keeps come from their own byte).
+inline void q3_k_scale_bytes(const uint8_t* blk, int8_t (*scb)[32]) {
+  const __m256i m15 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
+  const __m256i b32 = _mm256_set1_epi8(32);
+  __m256i r[12];
+  for (int i = 0; i < 12; ++i) r[i] = _mm256_loadu_si256((const __m256i*)(blk + (96 + i) * 32));
+  for (int j = 0; j < 16; ++j) {
+    const __m256i lo = _mm256_and_si256(j < 8 ? r[j] : _mm256_srli_epi16(r[j - 8], 4), m15);
+    const __m256i hs = r[8 + j % 4];
+    const int k = j / 4;
+    const __m256i hi = _mm256_and_si256(k < 2    ? _mm256_slli_epi16(hs, 4 - 2 * k)
+                                        : k == 2 ? hs
+                                                 : _mm256_srli_epi16(hs, 2),
+                                        m30);
+    _mm256_store_si256((__m256i*)scb[j], _mm256_sub_epi8(_mm256_or_si256(lo, hi), b32));
+  }
+}
+
 // The k block's d (and Q2_K's dmin) as f32 and its 16 sub-blocks' scales (Q3_K: sc - 32;
-// Q2_K: sc and the mins) as int32, [sub-block][lane]: the repack's and the one-row path's.
+// Q2_K: sc and the mins) as int32, [sub-block][lane]: the repack's.
 template <bool kQ3>
 inline void q3_q2_k_block_scales(const uint8_t* blk, float* d, float* dmin, int32_t (*sc)[32],
                                  int32_t (*mn)[32]) {
   scales_f16(blk + (kQ3 ? 108 : 80) * 32, d);
-  if (!kQ3) scales_f16(blk + 82 * 32, dmin);
-  const __m256i m15 = _mm256_set1_epi32(15), m3 = _mm256_set1_epi32(3);
-  for (int c = 0; c < 4; ++c) {
-    __m256i sb[16];
-    for (int i = 0; i < (kQ3 ? 12 : 16); ++i)
-      sb[i] = _mm256_cvtepu8_epi32(
-          _mm_loadl_epi64((const __m128i*)(blk + ((kQ3 ? 96 : 0) + i) * 32 + 8 * c)));
-    for (int j = 0; j < 16; ++j) {
-      if (kQ3) {  // the low nibble of byte j % 8 (high for j >= 8), bits 2(j / 4) of byte 8 + j % 4
-        const __m256i low = j < 8 ? _mm256_and_si256(sb[j], m15) : _mm256_srli_epi32(sb[j - 8], 4);
-        const __m256i high = _mm256_and_si256(_mm256_srli_epi32(sb[8 + j % 4], 2 * (j / 4)), m3);
+  if (kQ3) {
+    alignas(32) int8_t scb[16][32];
+    q3_k_scale_bytes(blk, scb);
+    for (int j = 0; j < 16; ++j)
+      for (int c = 0; c < 4; ++c)
         _mm256_store_si256((__m256i*)(sc[j] + 8 * c),
-                           _mm256_sub_epi32(_mm256_or_si256(low, _mm256_slli_epi32(high, 4)),
-                                            _mm256_set1_epi32(32)));
-      } else {
-        _mm256_store_si256((__m256i*)(sc[j] + 8 * c), _mm256_and_si256(sb[j], m15));
-        _mm256_store_si256((__m256i*)(mn[j] + 8 * c), _mm256_srli_epi32(sb[j], 4));
-      }
+                           _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(scb[j] + 8 * c))));
+    return;
+  }
+  scales_f16(blk + 82 * 32, dmin);
+  const __m256i m15 = _mm256_set1_epi32(15);
+  for (int c = 0; c < 4; ++c) {
+    for (int j = 0; j < 16; ++j) {
+      const __m256i sb =
+          _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)(blk + j * 32 + 8 * c)));
+      _mm256_store_si256((__m256i*)(sc[j] + 8 * c), _mm256_and_si256(sb, m15));
+      _mm256_store_si256((__m256i*)(mn[j] + 8 * c), _mm256_srli_epi32(sb, 4));
     }
   }
 }
 
+// One Q3_K (kQ3; 110 byte rows: hmask 0-31, qs 32-95, scales 96-107, d 108-109) or Q2_K (84
+// byte rows: scales 0-15, qs 16-79, d 80-81, dmin 82-83) k block of a panel -> Q6KRepacked.
+// Input 128h + 32s + l is bits 2s, 2s + 1 of qs row 32h + l (Q3_K: plus bit 4h + s of hmask row
+// l as value 4); it is input 4g + t of sub-block 8h + 2s + l / 16 with l % 16 = 4g + t.
 template <bool kQ3>
 inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
   constexpr int kQs = kQ3 ? 32 : 16, kBlockBytes = kQ3 ? 110 : 84;
@@ -726,32 +746,44 @@ inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
   }
 }
 
-// Per lane sum_j f(x_j) s_j over 16 rows of a byte per lane (row j at rows + 32 j, lane order),
-// s_j the activations' sums of 16 (int16: at most 16 * 127), f(x) = x as int8 (kSigned) or
-// x >> 4 (the high nibble), in the transposes' unpack order: vpmaddwd of the int16 pairs
-// (f(x_2m), f(x_2m+1)) of a lane by (s_2m, s_2m+1), exact in int32.
-template <bool kSigned>
-ANCHORAGE_FORCE_INLINE void lane_sums_by_pairs(const void* rows, const int32_t* s, __m256i* out) {
-  const uint8_t* r = static_cast<const uint8_t*>(rows);
+// How add_lane_pair_sums reads a byte x: as unsigned, its high nibble (x >> 4), or as int8.
+enum class ByteAs { kUnsigned, kHighNibble, kSigned };
+
+// out += per lane f(x_j) s_j + f(x_k) s_k for two rows of a byte per lane (lane order), s_j and
+// s_k the activations' sums of their sub-blocks (int16: at most 32 * 127), f by kAs, in the
+// transposes' unpack order: vpmaddwd of the int16 pairs (f(x_j), f(x_k)) of a lane by (s_j, s_k),
+// exact in int32. The mins and offsets of the one-row paths.
+template <ByteAs kAs>
+ANCHORAGE_FORCE_INLINE void add_lane_pair_sums(__m256i rj, __m256i rk, int32_t sj, int32_t sk,
+                                               __m256i* out) {
   const __m256i zero = _mm256_setzero_si256();
-  for (int c = 0; c < 4; ++c) out[c] = zero;
-  for (int m = 0; m < 8; ++m) {
-    const __m256i rj = _mm256_loadu_si256((const __m256i*)(r + 2 * m * 32));
-    const __m256i rk = _mm256_loadu_si256((const __m256i*)(r + (2 * m + 1) * 32));
-    const uint32_t s0 = uint32_t(s[2 * m]) & 0xffffu, s1 = uint32_t(s[2 * m + 1]) << 16;
-    const __m256i sums = _mm256_set1_epi32(int32_t(s0 | s1));
-    const __m256i t[2] = {_mm256_unpacklo_epi8(rj, rk), _mm256_unpackhi_epi8(rj, rk)};
-    for (int c = 0; c < 4; ++c) {
-      // Signed: the byte into the high half of its 16 bits, then shifted down with its sign.
-      const __m256i p = kSigned ? _mm256_srai_epi16(c % 2 ? _mm256_unpackhi_epi8(zero, t[c / 2])
-                                                          : _mm256_unpacklo_epi8(zero, t[c / 2]),
-                                                    8)
-                                : _mm256_srli_epi16(c % 2 ? _mm256_unpackhi_epi8(t[c / 2], zero)
-                                                          : _mm256_unpacklo_epi8(t[c / 2], zero),
-                                                    4);
-      out[c] = _mm256_add_epi32(out[c], _mm256_madd_epi16(p, sums));
+  const uint32_t s0 = uint32_t(sj) & 0xffffu, s1 = uint32_t(sk) << 16;
+  const __m256i sums = _mm256_set1_epi32(int32_t(s0 | s1));
+  const __m256i t[2] = {_mm256_unpacklo_epi8(rj, rk), _mm256_unpackhi_epi8(rj, rk)};
+#pragma GCC unroll 4
+  for (int c = 0; c < 4; ++c) {
+    __m256i p;
+    if (kAs == ByteAs::kSigned) {  // the byte into the high half of its 16 bits, shifted down
+      p = _mm256_srai_epi16(
+          c % 2 ? _mm256_unpackhi_epi8(zero, t[c / 2]) : _mm256_unpacklo_epi8(zero, t[c / 2]), 8);
+    } else {
+      p = c % 2 ? _mm256_unpackhi_epi8(t[c / 2], zero) : _mm256_unpacklo_epi8(t[c / 2], zero);
+      if (kAs == ByteAs::kHighNibble) p = _mm256_srli_epi16(p, 4);
     }
+    out[c] = _mm256_add_epi32(out[c], _mm256_madd_epi16(p, sums));
   }
+}
+
+// The same over 16 rows (row j at rows + 32 j, s_j its sum of 16), from zero.
+template <ByteAs kAs>
+ANCHORAGE_FORCE_INLINE void lane_sums_16_rows(const void* rows, const int32_t* s, __m256i* out) {
+  const uint8_t* r = static_cast<const uint8_t*>(rows);
+  for (int c = 0; c < 4; ++c) out[c] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+  for (int m = 0; m < 8; ++m)
+    add_lane_pair_sums<kAs>(_mm256_loadu_si256((const __m256i*)(r + 2 * m * 32)),
+                            _mm256_loadu_si256((const __m256i*)(r + (2 * m + 1) * 32)), s[2 * m],
+                            s[2 * m + 1], out);
 }
 
 // One row x one Q3_K (kQ3) or Q2_K k block of a panel read in place (decode: a block of one
@@ -777,23 +809,7 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
   alignas(32) int8_t scb[kQ3 ? 16 : 1][32];  // Q3_K: the sub-blocks' sc - 32, a byte per lane
   if constexpr (kQ3) {
     scales_f16(blk + 108 * 32, d);
-    // q3_q2_k_block_scales's values, 32 lanes at a time as bytes (16-bit shifts: the bits kept
-    // by each mask come from their own byte).
-    const __m256i m15 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
-    const __m256i b32 = _mm256_set1_epi8(32);
-    __m256i r[12];
-    for (int i = 0; i < 12; ++i) r[i] = _mm256_loadu_si256((const __m256i*)(blk + (96 + i) * 32));
-    for (int j = 0; j < 16; ++j) {
-      const __m256i lo =
-          _mm256_and_si256(j < 8 ? r[j] : _mm256_srli_epi16(r[j - 8], 4), m15);  // low 4 bits
-      const __m256i hs = r[8 + j % 4];  // bits 2(j / 4), 2(j / 4) + 1 -> bits 4, 5
-      const int k = j / 4;
-      const __m256i hi = _mm256_and_si256(k < 2    ? _mm256_slli_epi16(hs, 4 - 2 * k)
-                                          : k == 2 ? hs
-                                                   : _mm256_srli_epi16(hs, 2),
-                                          m30);
-      _mm256_store_si256((__m256i*)scb[j], _mm256_sub_epi8(_mm256_or_si256(lo, hi), b32));
-    }
+    q3_k_scale_bytes(blk, scb);
   } else {
     scales_f16(blk + 80 * 32, d);
     scales_f16(blk + 82 * 32, dmin);
@@ -860,12 +876,12 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
   half.template operator()<true>();
   if constexpr (kQ3) {  // S -= 4 sum_j sc_j s_j, two sub-blocks at a time
     __m256i C[4];
-    lane_sums_by_pairs<true>(&scb[0][0], s16, C);
+    lane_sums_16_rows<ByteAs::kSigned>(&scb[0][0], s16, C);
     for (int c = 0; c < 4; ++c) S[c] = _mm256_sub_epi32(S[c], _mm256_slli_epi32(C[c], 2));
   }
   lanes_in_order(S);
   if constexpr (!kQ3) {
-    lane_sums_by_pairs<false>(blk, s16, Mn);  // the scale bytes' high nibbles: the mins
+    lane_sums_16_rows<ByteAs::kHighNibble>(blk, s16, Mn);  // the mins
     lanes_in_order(Mn);
   }
   for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
@@ -976,17 +992,11 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
       S[2] = _mm256_add_epi32(S[2], _mm256_madd_epi16(hi[2], bytes_dup16_unpacked<2>(sch)));
       S[3] = _mm256_add_epi32(S[3], _mm256_madd_epi16(hi[3], bytes_dup16_unpacked<3>(sch)));
     }
-    // Mins of sub-blocks 2i and 2i + 1: per lane the int16 pair (m_2i, m_2i+1), unpack order.
-    const uint32_t s0 = uint32_t(s16[4 * i] + s16[4 * i + 1]) & 0xffffu;
-    const uint32_t s1 = uint32_t(s16[4 * i + 2] + s16[4 * i + 3]) << 16;
-    const __m256i sums = _mm256_set1_epi32(int32_t(s0 | s1));
-    const __m256i ml = _mm256_load_si256((const __m256i*)mn[2 * i]);
-    const __m256i mh = _mm256_load_si256((const __m256i*)mn[2 * i + 1]);
-    const __m256i t0 = _mm256_unpacklo_epi8(ml, mh), t1 = _mm256_unpackhi_epi8(ml, mh);
-    Mn[0] = _mm256_add_epi32(Mn[0], _mm256_madd_epi16(_mm256_unpacklo_epi8(t0, zero), sums));
-    Mn[1] = _mm256_add_epi32(Mn[1], _mm256_madd_epi16(_mm256_unpackhi_epi8(t0, zero), sums));
-    Mn[2] = _mm256_add_epi32(Mn[2], _mm256_madd_epi16(_mm256_unpacklo_epi8(t1, zero), sums));
-    Mn[3] = _mm256_add_epi32(Mn[3], _mm256_madd_epi16(_mm256_unpackhi_epi8(t1, zero), sums));
+    // Mins of sub-blocks 2i and 2i + 1 (32 inputs each: two sums of 16).
+    add_lane_pair_sums<ByteAs::kUnsigned>(_mm256_load_si256((const __m256i*)mn[2 * i]),
+                                          _mm256_load_si256((const __m256i*)mn[2 * i + 1]),
+                                          s16[4 * i] + s16[4 * i + 1],
+                                          s16[4 * i + 2] + s16[4 * i + 3], Mn);
   }
   lanes_in_order(S);
   lanes_in_order(Mn);

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 33;
+inline constexpr int kKernelVersion = 34;
 
 }  // namespace anchorage::kernels

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 34;
+inline constexpr int kKernelVersion = 35;
 
 }  // namespace anchorage::kernels

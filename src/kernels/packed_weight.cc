@@ -1,6 +1,9 @@
 // PackedWeight: packing plain and quantized rows into panels, and reading them back.
 #include "kernels/packed_weight.h"
 
+#include <emmintrin.h>
+
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -90,14 +93,76 @@ void pack_plain_rows(const void* rows, DType src, DType storage, int64_t n, int6
   }
 }
 
+// 16 rows of 16 bytes to 16 columns: r[i] byte j -> r[j] byte i. Each round interleaves rows i
+// and i + 8 byte by byte, which rotates the 8 bits (row, byte) of an element's place left by
+// one; four rounds swap row and byte. SSE2, so every x86-64 build has it.
+inline void transpose16x16(__m128i r[16]) {
+#pragma GCC unroll 4
+  for (int round = 0; round < 4; ++round) {
+    __m128i t[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = _mm_unpacklo_epi8(r[i], r[i + 8]);
+      t[2 * i + 1] = _mm_unpackhi_epi8(r[i], r[i + 8]);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) r[i] = t[i];
+  }
+}
+
+// Quantized rows (row_bytes apart, blocks of bb bytes) into panels (the layout in
+// packed_weight.h): panel p's k block kb gets byte b of lane l's block at b * kPanel + l. Lanes
+// past n are written as zero bytes (an all-zero block decodes to 0). A panel's block is moved 16
+// lanes by 16 bytes at a time through transpose16x16: the byte-at-a-time scatter it replaces
+// took a quarter of start-up on the 0.8B shape (docs/performance.md "Start-up").
+void pack_quantized(const uint8_t* rows, int64_t n, int64_t row_bytes, int64_t bb, uint8_t* out) {
+  constexpr int64_t kPanel = PackedWeight::kPanel;
+  const int64_t blocks = row_bytes / bb;
+  for (int64_t p = 0; p * kPanel < n; ++p) {
+    uint8_t* panel = out + p * kPanel * row_bytes;
+    for (int64_t kb = 0; kb < blocks; ++kb) {
+      uint8_t* dst = panel + kb * kPanel * bb;
+      for (int64_t g = 0; g < kPanel; g += 16) {
+        for (int64_t b0 = 0; b0 < bb; b0 += 16) {
+          const int64_t nb = std::min<int64_t>(16, bb - b0);
+          __m128i r[16];
+          for (int64_t i = 0; i < 16; ++i) {
+            const int64_t row = p * kPanel + g + i;
+            const uint8_t* src = rows + row * row_bytes + kb * bb + b0;
+            if (row >= n) {
+              r[i] = _mm_setzero_si128();
+            } else if (nb == 16) {
+              r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+            } else {  // a block's last bytes: never read past the row
+              alignas(16) uint8_t tail[16] = {};
+              std::memcpy(tail, src, size_t(nb));
+              r[i] = _mm_load_si128(reinterpret_cast<const __m128i*>(tail));
+            }
+          }
+          transpose16x16(r);
+          for (int64_t j = 0; j < nb; ++j)
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (b0 + j) * kPanel + g), r[j]);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 PackedWeight::PackedWeight(int64_t n, int64_t k, DType dtype) : n_(n), k_(k), dtype_(dtype) {
   ANCHORAGE_CHECK(n > 0 && k > 0);
   ANCHORAGE_CHECK_MSG(k % core::dtype_block_elements(dtype) == 0,
                       "K must be a multiple of the quantization block");
-  // Zero-filled, so the lanes of the last panel past n stay 0 (all-zero blocks decode to 0).
-  data_ = core::AlignedBuffer(size_t(n_panels() * panel_bytes()));
+  // Not zero-filled: every byte is written by the packing (fresh memory is costly to touch
+  // twice: docs/performance.md "Start-up"), but a plain type's last panel, whose lanes past n
+  // the packing skips and the GEMM reads as 0.
+  data_ = core::AlignedBuffer(size_t(n_panels() * panel_bytes()),
+                              core::AlignedBuffer::Pages::kHugeWhenLarge,
+                              core::AlignedBuffer::Fill::kNone);
+  if (n_ % kPanel != 0 && !core::dtype_is_quantized(dtype_))
+    std::memset(static_cast<uint8_t*>(data_.data()) + (n_panels() - 1) * panel_bytes(), 0,
+                size_t(panel_bytes()));
 }
 
 PackedWeight::PackedWeight(const float* w, int64_t n, int64_t k, DType dtype)
@@ -106,10 +171,15 @@ PackedWeight::PackedWeight(const float* w, int64_t n, int64_t k, DType dtype)
     pack_plain_rows(w, DType::kF32, dtype, n, k, data_.data());
     return;
   }
-  std::vector<uint8_t> row(size_t(core::dtype_row_bytes(dtype, k)));
-  for (int64_t r = 0; r < n; ++r) {
-    quantize_row(dtype, w + r * k, row.data(), k);
-    put_row(r, row.data(), dtype);
+  // A panel's rows at a time, quantized, then packed like a file's.
+  const int64_t row_bytes = core::dtype_row_bytes(dtype, k);
+  std::vector<uint8_t> rows(size_t(kPanel * row_bytes));
+  for (int64_t r0 = 0; r0 < n; r0 += kPanel) {
+    const int64_t m = std::min(kPanel, n - r0);
+    for (int64_t r = 0; r < m; ++r)
+      quantize_row(dtype, w + (r0 + r) * k, &rows[size_t(r * row_bytes)], k);
+    pack_quantized(rows.data(), m, row_bytes, core::dtype_block_bytes(dtype),
+                   static_cast<uint8_t*>(data_.data()) + (r0 / kPanel) * panel_bytes());
   }
 }
 
@@ -118,27 +188,12 @@ PackedWeight PackedWeight::from_rows(const void* rows, DType src_type, int64_t n
   PackedWeight w(n, k, storage);
   if (core::dtype_is_quantized(src_type) || core::dtype_is_quantized(storage)) {
     ANCHORAGE_CHECK_MSG(src_type == storage, "quantized weights are stored as they come");
-    const int64_t row_bytes = core::dtype_row_bytes(src_type, k);
-    for (int64_t r = 0; r < n; ++r)
-      w.put_row(r, static_cast<const uint8_t*>(rows) + r * row_bytes, src_type);
+    pack_quantized(static_cast<const uint8_t*>(rows), n, core::dtype_row_bytes(src_type, k),
+                   core::dtype_block_bytes(src_type), static_cast<uint8_t*>(w.data_.data()));
     return w;
   }
   pack_plain_rows(rows, src_type, storage, n, k, w.data_.data());
   return w;
-}
-
-// Quantized: k block kb of panel p holds the kb-th blocks of rows 32p .. 32p+31, byte b of
-// lane l's block at kb_base + b * 32 + l.
-void PackedWeight::put_row(int64_t row, const void* src, DType src_type) {
-  ANCHORAGE_CHECK(src_type == dtype_ && core::dtype_is_quantized(dtype_));
-  const int64_t be = core::dtype_block_elements(dtype_), bb = core::dtype_block_bytes(dtype_);
-  const uint8_t* s = static_cast<const uint8_t*>(src);
-  uint8_t* base = static_cast<uint8_t*>(data_.data()) + (row / kPanel) * panel_bytes();
-  const int64_t lane = row % kPanel;
-  for (int64_t kb = 0; kb < k_ / be; ++kb) {
-    uint8_t* dst = base + kb * kPanel * bb + lane;
-    for (int64_t b = 0; b < bb; ++b) dst[b * kPanel] = s[kb * bb + b];
-  }
 }
 
 void PackedWeight::block_of(int64_t row, int64_t kb, uint8_t* out) const {

@@ -60,9 +60,8 @@ class PackedWeight {
   float at(int64_t row, int64_t col) const;
 
  private:
-  PackedWeight(int64_t n, int64_t k, core::DType dtype);  // zero-filled storage
-  // Stores row `row` (k elements given in src_type; converted if dtype() differs).
-  void put_row(int64_t row, const void* src, core::DType src_type);
+  // Storage for every byte the packing writes (a plain type's last panel zeroed).
+  PackedWeight(int64_t n, int64_t k, core::DType dtype);
   // The GGUF bytes of W[row]'s block kb (quantized), gathered from the interleave.
   void block_of(int64_t row, int64_t kb, uint8_t* out) const;
   // Address of W[row][col] (plain types).

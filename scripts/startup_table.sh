@@ -1,0 +1,41 @@
+#!/bin/bash
+# Start-up against reading the file once (issue 14 §2), docs/performance.md "Start-up":
+# for each GGUF file and each start, the page cache is dropped, the file read cold with `cat`,
+# the cache dropped again, then `anchorage serve --model FILE --no-cache` started and its start-up
+# log's phases read (docs/http-api.md "Logs"). One line per start. Needs root (drop_caches).
+#
+#     scripts/startup_table.sh [--starts N] [--bin build/anchorage] FILE.gguf...
+set -euo pipefail
+starts=3
+bin=build/anchorage
+files=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --starts) starts=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    *) files+=("$1"); shift ;;
+  esac
+done
+drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+port=$((18000 + RANDOM % 2000))
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+printf "%-28s %7s  %6s %6s  %8s %9s %7s\n" file MB cat_s ready_s ratio weights_s tok_s
+for f in "${files[@]}"; do
+  mb=$(( $(stat -c %s "$f") / 1000000 ))
+  for _ in $(seq "$starts"); do
+    drop
+    t0=$(date +%s.%N); cat "$f" > /dev/null; t1=$(date +%s.%N)
+    drop
+    "$bin" serve --model "$f" --no-cache --port "$port" > "$log" 2>&1 &
+    pid=$!
+    for _ in $(seq 600); do grep -q "start: ready in" "$log" && break; sleep 0.05; done
+    kill "$pid"; wait "$pid" || true
+    ready=$(sed -n 's/.*start: ready in \([0-9.]*\) s.*/\1/p' "$log")
+    weights=$(sed -n 's/.*start: weights loaded in \([0-9.]*\) s.*/\1/p' "$log")
+    tok=$(sed -n 's/.*start: tokenizer ready .* in \([0-9.]*\) s.*/\1/p' "$log")
+    cat_s=$(echo "$t1 - $t0" | bc -l)
+    printf "%-28s %7d  %6.3f %6.2f  %8.2f %9s %7s\n" "$(basename "$f")" "$mb" "$cat_s" "$ready" \
+      "$(echo "$ready / $cat_s" | bc -l)" "$weights" "$tok"
+  done
+done

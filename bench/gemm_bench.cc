@@ -289,6 +289,46 @@ void bm_gemm(benchmark::State& st, GemmCase c) {
   }
 }
 
+// A group of layers that read one input (kernels::gemm_group) against the same layers one
+// gemm() call each, the two alternating within every iteration: `small`'s Gated DeltaNet input
+// projections (qkv, z, b, a: K 512, N 2,048, 1,024, 8, 8) or its FFN's gate and up (N 1,536
+// twice). Counters: us_separate_best, us_group_best and group_over_separate (best over best).
+void bm_group(benchmark::State& st, core::DType dt, int64_t M, int threads, bool gdn) {
+  const int64_t K = 512;
+  const std::vector<int64_t> ns =
+      gdn ? std::vector<int64_t>{2048, 1024, 8, 8} : std::vector<int64_t>{1536, 1536};
+  core::Rng rng(uint64_t(M * 31 + threads));
+  std::vector<kernels::PackedWeight> ws;
+  std::vector<std::vector<float>> ys;
+  for (int64_t n : ns) {
+    std::vector<float> wf(size_t(n * K));
+    for (auto& v : wf) v = float(rng.uniform() - 0.5);
+    ws.emplace_back(wf.data(), n, K, dt);
+    ys.emplace_back(size_t(M * n));
+  }
+  std::vector<kernels::GemmOutput> outs;
+  for (size_t i = 0; i < ws.size(); ++i) outs.push_back({&ws[i], ys[i].data(), ns[i]});
+  std::vector<float> x(size_t(M * K));
+  for (auto& v : x) v = float(rng.uniform() - 0.5);
+  core::ThreadPool pool(threads);
+  auto separate = [&] {
+    for (size_t i = 0; i < ws.size(); ++i)
+      kernels::gemm(x.data(), M, K, ws[i], ys[i].data(), ns[i], &pool);
+  };
+  auto group = [&] { kernels::gemm_group(x.data(), M, K, outs, &pool); };
+  separate();  // warm-up: pages, caches
+  group();
+  Trials a, b;
+  for (auto _ : st) {
+    a.add(time_s(separate, &a.cpu_sum_s));
+    b.add(time_s(group, &b.cpu_sum_s));
+    benchmark::ClobberMemory();
+  }
+  st.counters["us_separate_best"] = a.best_s * 1e6;
+  st.counters["us_group_best"] = b.best_s * 1e6;
+  st.counters["group_over_separate"] = b.best_s / a.best_s;
+}
+
 void register_all() {
   for (int t : {1, 2}) {
     const std::string suffix = "/threads:" + std::to_string(t);
@@ -325,6 +365,20 @@ void register_all() {
                                  std::to_string(c.M) + "/K" + std::to_string(c.K) + "/N" +
                                  std::to_string(c.N) + "/threads:" + std::to_string(t);
         benchmark::RegisterBenchmark(name.c_str(), bm_gemm, c)->UseRealTime()->MinTime(0.3);
+      }
+    }
+  }
+  for (core::DType dt : {core::DType::kF32, core::DType::kQ8_0, core::DType::kQ4_K}) {
+    for (int t : {1, 2}) {
+      for (int64_t M : {1, 16, 1024}) {
+        for (bool gdn : {true, false}) {
+          const std::string name = "group/" + std::string(core::dtype_name(dt)) + "/" +
+                                   (gdn ? "gdn_in" : "ffn_in") + "/M" + std::to_string(M) +
+                                   "/threads:" + std::to_string(t);
+          benchmark::RegisterBenchmark(name.c_str(), bm_group, dt, M, t, gdn)
+              ->UseRealTime()
+              ->MinTime(0.3);
+        }
       }
     }
   }

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 35;
+inline constexpr int kKernelVersion = 36;
 
 }  // namespace anchorage::kernels

@@ -308,6 +308,55 @@ TEST(GemmSmallM, NonFiniteScalesAndWeightsGiveTheReferenceBits) {
   }
 }
 
+// A group gives every layer the bits gemm() gives it alone: mixed types (two of one type and
+// K, which share their quantized activations), one of that type and another K and a single row
+// (which must not), every ISA, both arithmetics, M across the decode and prefill paths, 1 to 3
+// threads. y is pre-filled with a sentinel, so a write into another layer's output or its padding
+// shows.
+TEST(GemmGroup, EveryLayerEqualsItsOwnGemm) {
+  IsaScope scope;
+  const int64_t K = 512, ldx = 600;
+  struct Layer {
+    DType t;
+    int64_t n, k;
+  };
+  const Layer layers[] = {
+      {DType::kQ4_K, 300, K}, {DType::kQ6_K, 70, K}, {DType::kQ4_K, 64, K}, {DType::kQ4_K, 1, 256}};
+  std::vector<PackedWeight> ws;
+  for (size_t i = 0; i < std::size(layers); ++i) {
+    const std::vector<float> wf = random_floats(layers[i].n * layers[i].k, 900 + i);
+    ws.emplace_back(wf.data(), layers[i].n, layers[i].k, layers[i].t);
+  }
+  for (QuantDot dot : {QuantDot::kF32, QuantDot::kInt8}) {
+    set_quant_dot(dot);
+    for (Isa isa : runnable_isas()) {
+      core::set_active_isa(isa);
+      for (int threads : {1, 2, 3}) {
+        core::ThreadPool pool(threads);
+        for (int64_t M : {1, 3, 9, 40}) {
+          const std::vector<float> x = random_floats(M * ldx, 77 + M);
+          std::vector<std::vector<float>> alone, grouped;
+          std::vector<GemmOutput> outs;
+          for (size_t i = 0; i < ws.size(); ++i) {
+            const int64_t ldy = layers[i].n + 3;
+            alone.emplace_back(size_t(M * ldy), Problem::kSentinel);
+            grouped.emplace_back(size_t(M * ldy), Problem::kSentinel);
+            gemm(x.data(), M, ldx, ws[i], alone[i].data(), ldy, &pool);
+          }
+          for (size_t i = 0; i < ws.size(); ++i)
+            outs.push_back({&ws[i], grouped[i].data(), layers[i].n + 3});
+          gemm_group(x.data(), M, ldx, outs, &pool);
+          for (size_t i = 0; i < ws.size(); ++i) {
+            EXPECT_TRUE(same_bits(alone[i], grouped[i]))
+                << "layer " << i << " " << core::dtype_name(layers[i].t) << " M " << M << " "
+                << core::isa_name(isa) << " threads " << threads << " " << quant_dot_name(dot);
+          }
+        }
+      }
+    }
+  }
+}
+
 // The chain starts at +0.0f: (-1) * (+0) gives -0, and -0 + +0 = +0, so a kernel that starts
 // from the first product instead of from +0 (or that skips the FMA) shows a sign bit here.
 TEST(Gemm, NegativeZeroProductGivesPositiveZero) {

@@ -105,12 +105,13 @@ void Qwen35Model::run_gdn(int64_t layer, const Scratch& s, const ForwardRequest&
   const GdnLayerState ls = gdn_layer_state(cfg_, state, kind_index_[size_t(layer)]);
   OpProfile* prof = req.profile;
 
-  {  // §2.2: qkv = W_qkv u, z = W_z u, b = W_b u, a = W_a u
+  {  // §2.2: qkv = W_qkv u, z = W_z u, b = W_b u, a = W_a u (one group: the same input)
     OpTimer timer(prof, OpKind::kGemm);
-    kn::gemm(s.u, T, H, w.in_proj_qkv, s.qkv, C, pool);
-    kn::gemm(s.u, T, H, w.in_proj_z, s.z, value_dim, pool);
-    kn::gemm(s.u, T, H, w.in_proj_b, s.b, n_v, pool);
-    kn::gemm(s.u, T, H, w.in_proj_a, s.a, n_v, pool);
+    const kn::GemmOutput outs[] = {{&w.in_proj_qkv, s.qkv, C},
+                                   {&w.in_proj_z, s.z, value_dim},
+                                   {&w.in_proj_b, s.b, n_v},
+                                   {&w.in_proj_a, s.a, n_v}};
+    kn::gemm_group(s.u, T, H, outs, pool);
   }
   {  // §2.3: causal depthwise conv over (tail | qkv), SiLU; the tail advances.
     OpTimer timer(prof, OpKind::kConv);
@@ -156,9 +157,9 @@ void Qwen35Model::run_attention(int64_t layer, const Scratch& s, const ForwardRe
 
   {  // §3.1: qg = W_q u (per head [query D | gate D]), k = W_k u, v = W_v u
     OpTimer timer(prof, OpKind::kGemm);
-    kn::gemm(s.u, T, H, w.q_proj, s.qg, 2 * qd, pool);
-    kn::gemm(s.u, T, H, w.k_proj, s.k, kvd, pool);
-    kn::gemm(s.u, T, H, w.v_proj, s.v, kvd, pool);
+    const kn::GemmOutput outs[] = {
+        {&w.q_proj, s.qg, 2 * qd}, {&w.k_proj, s.k, kvd}, {&w.v_proj, s.v, kvd}};
+    kn::gemm_group(s.u, T, H, outs, pool);
   }
   {  // §3.2: per-head RMSNorm1p (folded: plain) of query and k, before RoPE. Reading qg as
      // T*n_q rows of D with stride 2D picks query_h = qg[2hD, 2hD+D) and writes them packed.
@@ -196,8 +197,8 @@ void Qwen35Model::run_ffn(int64_t layer, const Scratch& s, const ForwardRequest&
   OpProfile* prof = req.profile;
   {  // §4.2: gate = W_gate u, up = W_up u
     OpTimer timer(prof, OpKind::kGemm);
-    kn::gemm(s.u, T, H, w.gate, s.ffn_gate, F, pool);
-    kn::gemm(s.u, T, H, w.up, s.ffn_up, F, pool);
+    const kn::GemmOutput outs[] = {{&w.gate, s.ffn_gate, F}, {&w.up, s.ffn_up, F}};
+    kn::gemm_group(s.u, T, H, outs, pool);
   }
   {  // §4.2: silu(gate) ⊙ up
     OpTimer timer(prof, OpKind::kActivation);

@@ -82,8 +82,8 @@ void Qwen35Model::run_moe(int64_t layer, const Scratch& s, const ForwardRequest&
     const DenseFfnWeights& x = w.experts[size_t(e)];
     {
       OpTimer timer(prof, OpKind::kGemm);
-      kn::gemm(s.moe_x, n, H, x.gate, s.ffn_gate, Fe, pool);
-      kn::gemm(s.moe_x, n, H, x.up, s.ffn_up, Fe, pool);
+      const kn::GemmOutput outs[] = {{&x.gate, s.ffn_gate, Fe}, {&x.up, s.ffn_up, Fe}};
+      kn::gemm_group(s.moe_x, n, H, outs, pool);
     }
     {
       OpTimer timer(prof, OpKind::kActivation);
@@ -113,9 +113,10 @@ void Qwen35Model::run_moe(int64_t layer, const Scratch& s, const ForwardRequest&
   if (Fsh == 0) return;
   {  // §4.3: shared = sigmoid(w_sg · u) · SharedExpert(u)
     OpTimer timer(prof, OpKind::kGemm);
-    kn::gemm(s.u, T, H, w.shared.gate, s.ffn_gate, Fsh, pool);
-    kn::gemm(s.u, T, H, w.shared.up, s.ffn_up, Fsh, pool);
-    kn::gemm(s.u, T, H, w.shared_scale, s.moe_shared_gate, 1, pool);
+    const kn::GemmOutput outs[] = {{&w.shared.gate, s.ffn_gate, Fsh},
+                                   {&w.shared.up, s.ffn_up, Fsh},
+                                   {&w.shared_scale, s.moe_shared_gate, 1}};
+    kn::gemm_group(s.u, T, H, outs, pool);
   }
   {
     OpTimer timer(prof, OpKind::kActivation);

@@ -28,20 +28,20 @@ Result<const std::vector<std::string>*> string_array(const GgufFile& f, const ch
 
 }  // namespace
 
-Result<text::BpeVocab> gguf_vocab(const GgufFile& f) {
+Result<GgufVocab> gguf_vocab(const GgufFile& f) {
   auto model = f.get_string("tokenizer.ggml.model");
   if (!model) return model.error();
   if (*model != "gpt2") {
     return Status::unsupported("gguf: tokenizer.ggml.model '" + *model +
                                "' (only gpt2, byte-level BPE, is supported)");
   }
-  text::BpeVocab v;
+  GgufVocab v;
   auto pre = f.get_string("tokenizer.ggml.pre");
   if (!pre) return pre.error();
   v.pre = *pre;
   auto tokens = string_array(f, "tokenizer.ggml.tokens");
   if (!tokens) return tokens.error();
-  v.tokens = **tokens;
+  v.tokens = *tokens;
   if (const GgufValue* types = f.find("tokenizer.ggml.token_type")) {
     auto t = types->as_int_array();
     if (!t)
@@ -50,14 +50,14 @@ Result<text::BpeVocab> gguf_vocab(const GgufFile& f) {
   }
   auto merges = string_array(f, "tokenizer.ggml.merges");
   if (!merges) return merges.error();
-  v.merges = **merges;
+  v.merges = *merges;
   return v;
 }
 
 Result<text::Tokenizer> gguf_tokenizer(const GgufFile& f) {
   auto v = gguf_vocab(f);
   if (!v) return v.error();
-  auto t = text::Tokenizer::from_vocab(*v);
+  auto t = text::Tokenizer::from_vocab(v->ref());
   if (!t)
     return Status(t.error().code() == core::StatusCode::kUnsupported
                       ? Status::unsupported("gguf: " + t.error().message())

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "model/gguf/gguf_file.h"
@@ -16,9 +17,27 @@ namespace anchorage::server {
 // True when the file carries a vocabulary (tokenizer.ggml.tokens).
 bool gguf_has_tokenizer(const model::gguf::GgufFile& f);
 
+// The vocabulary of a file: its tokens and merges where the file holds them (f must outlive
+// it), the token types and the pre-tokenizer name copied out.
+struct GgufVocab {
+  const std::vector<std::string>* tokens = nullptr;
+  std::vector<int32_t> token_types;
+  const std::vector<std::string>* merges = nullptr;
+  std::string pre;
+
+  text::BpeVocabRef ref() const {
+    text::BpeVocabRef r;
+    r.tokens = *tokens;
+    r.token_types = token_types;
+    r.merges = *merges;
+    r.pre = pre;
+    return r;
+  }
+};
+
 // The vocabulary of the file. Unsupported for a tokenizer.ggml.model other than "gpt2";
 // NotFound / Corruption naming a missing or malformed key.
-core::Result<text::BpeVocab> gguf_vocab(const model::gguf::GgufFile& f);
+core::Result<GgufVocab> gguf_vocab(const model::gguf::GgufFile& f);
 
 // gguf_vocab + Tokenizer::from_vocab.
 core::Result<text::Tokenizer> gguf_tokenizer(const model::gguf::GgufFile& f);

@@ -1,12 +1,14 @@
 // BpeVocab: a byte-level BPE vocabulary as a GGUF file stores it (tokenizer.ggml.*: tokens,
 // token types, "left right" merges, the pre-tokenizer name), and its conversion to and from
 // the TokenizerSpec a tokenizer.json gives (docs/tokenizer.md "From a GGUF file"). The text
-// layer knows nothing of GGUF: the caller copies the arrays out of the file.
+// layer knows nothing of GGUF: the caller points a BpeVocabRef at the file's arrays.
 // Plain data and pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -31,16 +33,30 @@ struct BpeVocab {
   std::string pre;                   // tokenizer.ggml.pre: "qwen2" or "qwen35"
 };
 
+// A vocabulary's arrays where they already are (a GGUF file's, or a BpeVocab's), so that
+// reading one copies no token: 300k strings of a GGUF vocabulary were copied twice before the
+// spec was built (docs/performance.md "Start-up"). The arrays must outlive it.
+struct BpeVocabRef {
+  std::span<const std::string> tokens;
+  std::span<const int32_t> token_types;  // empty = every token normal
+  std::span<const std::string> merges;
+  std::string_view pre;
+
+  BpeVocabRef() = default;
+  BpeVocabRef(const BpeVocab& v)  // NOLINT: a BpeVocab is read through its ref
+      : tokens(v.tokens), token_types(v.token_types), merges(v.merges), pre(v.pre) {}
+};
+
 // The spec of a vocabulary. InvalidArgument names the bad token or merge; Unsupported names a
 // pre-tokenizer or token type we do not implement. Both known pre-tokenizers NFC-normalize,
 // as the tokenizer.json files they come from do.
-core::Result<TokenizerSpec> spec_from_vocab(const BpeVocab& v);
+core::Result<TokenizerSpec> spec_from_vocab(const BpeVocabRef& v);
 
 // The vocabulary of a spec (what a converter writes), padded with unused "[PADn]" tokens to
 // `n_tokens` entries when that is larger than the spec's ids.
 BpeVocab vocab_from_spec(const TokenizerSpec& spec, const std::string& pre, int64_t n_tokens);
 
 // The split regex of a GGUF pre-tokenizer name, or "" for one we do not know.
-std::string pre_tokenizer_pattern(const std::string& pre);
+std::string pre_tokenizer_pattern(std::string_view pre);
 
 }  // namespace anchorage::text

@@ -25,7 +25,7 @@
 
 namespace anchorage::text {
 
-struct BpeVocab;
+struct BpeVocabRef;
 
 class Tokenizer {
  public:
@@ -36,7 +36,7 @@ class Tokenizer {
   static core::Result<Tokenizer> from_json(std::string_view json_text);
   // From a GGUF file's vocabulary (text/bpe_vocab.h): spec_from_vocab()'s errors, then
   // create()'s.
-  static core::Result<Tokenizer> from_vocab(const BpeVocab& vocab);
+  static core::Result<Tokenizer> from_vocab(const BpeVocabRef& vocab);
   // Builds the tables; BpeModel::create()'s errors, or a pre-tokenizer regex that does not
   // compile.
   static core::Result<Tokenizer> create(TokenizerSpec spec);

@@ -29,17 +29,18 @@ constexpr const char* kQwen35Pattern =
 
 }  // namespace
 
-std::string pre_tokenizer_pattern(const std::string& pre) {
+std::string pre_tokenizer_pattern(std::string_view pre) {
   if (pre == "qwen2") return kQwen2Pattern;
   if (pre == "qwen35") return kQwen35Pattern;
   return "";
 }
 
-Result<TokenizerSpec> spec_from_vocab(const BpeVocab& v) {
+Result<TokenizerSpec> spec_from_vocab(const BpeVocabRef& v) {
   TokenizerSpec spec;
   spec.split_pattern = pre_tokenizer_pattern(v.pre);
   if (spec.split_pattern.empty()) {
-    return Status::unsupported("tokenizer.ggml.pre '" + v.pre + "' (qwen2 and qwen35 are known)");
+    return Status::unsupported("tokenizer.ggml.pre '" + std::string(v.pre) +
+                               "' (qwen2 and qwen35 are known)");
   }
   spec.nfc = true;
   if (int64_t(v.tokens.size()) > kMaxTokens) {
@@ -142,7 +143,7 @@ BpeVocab vocab_from_spec(const TokenizerSpec& spec, const std::string& pre, int6
   return v;
 }
 
-Result<Tokenizer> Tokenizer::from_vocab(const BpeVocab& v) {
+Result<Tokenizer> Tokenizer::from_vocab(const BpeVocabRef& v) {
   auto spec = spec_from_vocab(v);
   if (!spec) return spec.error();
   return create(std::move(*spec));

@@ -440,6 +440,15 @@ ANCHORAGE_FORCE_INLINE __m256i fifth_bit(__m256i u, __m256i bit) {
   return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(u, bit), bit), _mm256_set1_epi8(0x10));
 }
 
+// Per byte, bit b of u moved to bit 4 (0x10), the others cleared: Q5_K's fifth bit of sub-block b
+// as code bit 4, in two operations (a 16-bit shift keeps a byte's bit 4 within its byte for
+// shifts up to 4 left and 3 right). b is a constant where the caller's loop is unrolled.
+ANCHORAGE_FORCE_INLINE __m256i fifth_bit_of(__m256i u, int b) {
+  const __m256i m = _mm256_set1_epi8(0x10);
+  if (b <= 4) return _mm256_and_si256(_mm256_slli_epi16(u, 4 - b), m);
+  return _mm256_and_si256(_mm256_srli_epi16(u, b - 4), m);
+}
+
 // One Q4_K k block of a panel -> Q4KRepacked. Q5_K (kQ5; 176 byte rows: Q4_K's 16 rows of d,
 // dmin, scales; 32 rows of fifth bits qh, bit j of row e for input e of sub-block j; Q4_K's
 // nibbles at row 48): the codes q | fifth bit << 4 (<= 31).
@@ -954,9 +963,16 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
   const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + xs_off) + kb * 16;
   __m256i S[4], Mn[4];  // unpack order
   for (int c = 0; c < 4; ++c) S[c] = Mn[c] = zero;
-  for (int i = 0; i < 4; ++i) {
-    const __m256i bl = _mm256_set1_epi8(char(1 << (2 * i))),
-                  bh = _mm256_set1_epi8(char(2 << (2 * i)));
+  // Q5_K's fifth bits, transposed once per block: every pair of sub-blocks reads the same 32
+  // qh rows (bits 2i and 2i + 1); transposing them again for each pair cost a tenth of the
+  // one-row time.
+  __m256i ub[kQ5 ? 8 : 1][4];
+  if constexpr (kQ5) {
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) transpose4x32_unpacked(blk + (16 + 4 * g) * 32, ub[g]);
+  }
+  // Sub-blocks 2i and 2i + 1.
+  auto pair = [&](int i) __attribute__((always_inline)) {
     const __m256i scl = _mm256_load_si256((const __m256i*)sc[2 * i]);
     const __m256i sch = _mm256_load_si256((const __m256i*)sc[2 * i + 1]);
     for (int g0 = 0; g0 < 8; g0 += kFlushEvery) {
@@ -965,9 +981,9 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
 #pragma GCC unroll 8
       for (int g = g0; g < g0 + kFlushEvery; ++g) {
         prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
-        __m256i v[4], u[4];
+        __m256i v[4];
         transpose4x32_unpacked(blk + (kQs + 32 * i + 4 * g) * 32, v);
-        if (kQ5) transpose4x32_unpacked(blk + (16 + 4 * g) * 32, u);
+        const __m256i* u = ub[kQ5 ? g : 0];
         const uint8_t* a = xrow + kb * 256 + 64 * i + 4 * g;
         const __m256i alo = _mm256_set1_epi32(load_i32(a)),
                       ahi = _mm256_set1_epi32(load_i32(a + 32));
@@ -976,8 +992,8 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
           __m256i ql = _mm256_and_si256(v[c], m0f);
           __m256i qh = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
           if (kQ5) {
-            ql = _mm256_or_si256(ql, fifth_bit(u[c], bl));
-            qh = _mm256_or_si256(qh, fifth_bit(u[c], bh));
+            ql = _mm256_or_si256(ql, fifth_bit_of(u[c], 2 * i));
+            qh = _mm256_or_si256(qh, fifth_bit_of(u[c], 2 * i + 1));
           }
           lo[c] = _mm256_add_epi16(lo[c], _mm256_maddubs_epi16(ql, alo));
           hi[c] = _mm256_add_epi16(hi[c], _mm256_maddubs_epi16(qh, ahi));
@@ -997,6 +1013,13 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
                                           _mm256_load_si256((const __m256i*)mn[2 * i + 1]),
                                           s16[4 * i] + s16[4 * i + 1],
                                           s16[4 * i + 2] + s16[4 * i + 3], Mn);
+  };
+  if constexpr (kQ5) {
+    // Unrolled, so the fifth-bit shifts are constants (Q4_K measured slower unrolled).
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) pair(i);
+  } else {
+    for (int i = 0; i < 4; ++i) pair(i);
   }
   lanes_in_order(S);
   lanes_in_order(Mn);

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 36;
+inline constexpr int kKernelVersion = 37;
 
 }  // namespace anchorage::kernels

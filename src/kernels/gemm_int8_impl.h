@@ -831,6 +831,13 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
   // 16 of the 32 lanes (two registers) over the whole block.
   auto half = [&]<bool kHigh>() {
     __m256i S0 = zero, S1 = zero;
+    // Q3_K's hmask rows serve both halves of the block (bit 4h + sh): transposed once.
+    __m256i ub[kQ3 ? 8 : 1][2];
+    if constexpr (kQ3) {
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) transpose4x32_half<kHigh>(blk + 4 * g * 32, ub[g]);
+    }
+#pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       for (int gh = 0; gh < 2; ++gh) {  // sub-blocks 8h + 2sh + gh, sh = 0 .. 3
         __m256i is[4][2];               // 16-bit pair sums
@@ -838,9 +845,9 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
 #pragma GCC unroll 4
         for (int g = 4 * gh; g < 4 * gh + 4; ++g) {  // l = 4g .. 4g + 3
           if (!kHigh) prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
-          __m256i v[2], u[2];
+          __m256i v[2];
           transpose4x32_half<kHigh>(blk + (kQs + 32 * h + 4 * g) * 32, v);
-          if (kQ3) transpose4x32_half<kHigh>(blk + 4 * g * 32, u);
+          const __m256i* u = ub[kQ3 ? g : 0];
 #pragma GCC unroll 4
           for (int sh = 0; sh < 4; ++sh) {
             const __m256i av = _mm256_set1_epi32(load_i32(a + 128 * h + 32 * sh + 4 * g));

@@ -672,6 +672,19 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
     __m512i S[R][2], Mn[R][2];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) S[r][0] = S[r][1] = Mn[r][0] = Mn[r][1] = _mm512_setzero_si512();
+    // Q3_K's hmask rows serve both halves of the block (bit 4h + t): permuted once.
+    __m512i ub[kQ3 ? 8 : 1][2];
+    if constexpr (kQ3) {
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; ++g) {
+        const uint8_t* hm = blk + 4 * g * 32;
+        ub[g][0] =
+            _mm512_permutex2var_epi8(_mm512_loadu_si512(hm), p0, _mm512_loadu_si512(hm + 64));
+        ub[g][1] =
+            _mm512_permutex2var_epi8(_mm512_loadu_si512(hm), p1, _mm512_loadu_si512(hm + 64));
+      }
+    }
+#pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
 #pragma GCC unroll 2
       for (int sub = 0; sub < 2; ++sub) {
@@ -684,16 +697,13 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
         for (int g = 4 * sub; g < 4 * sub + 4; ++g) {
           prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
           const uint8_t* q = blk + (kQs + 32 * h + 4 * g) * 32;
-          const uint8_t* hm = blk + 4 * g * 32;
-          __m512i v[2], u[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+          const __m512i* u = ub[kQ3 ? g : 0];
+          __m512i v[2];
 #pragma GCC unroll 2
           for (int c = 0; c < 2; ++c) {
             const __m512i perm = c == 0 ? p0 : p1;
             v[c] =
                 _mm512_permutex2var_epi8(_mm512_loadu_si512(q), perm, _mm512_loadu_si512(q + 64));
-            if (kQ3)
-              u[c] = _mm512_permutex2var_epi8(_mm512_loadu_si512(hm), perm,
-                                              _mm512_loadu_si512(hm + 64));
           }
 #pragma GCC unroll 4
           for (int t = 0; t < 4; ++t) {

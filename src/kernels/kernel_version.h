@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 37;
+inline constexpr int kKernelVersion = 38;
 
 }  // namespace anchorage::kernels

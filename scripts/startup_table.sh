@@ -30,7 +30,9 @@ for f in "${files[@]}"; do
     "$bin" serve --model "$f" --no-cache --port "$port" > "$log" 2>&1 &
     pid=$!
     for _ in $(seq 600); do grep -q "start: ready in" "$log" && break; sleep 0.05; done
-    kill "$pid"; wait "$pid" || true
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" || true
+    grep -q "start: ready in" "$log" || { echo "$f: no start-up line (see the server's log)" >&2; exit 1; }
     ready=$(sed -n 's/.*start: ready in \([0-9.]*\) s.*/\1/p' "$log")
     weights=$(sed -n 's/.*start: weights loaded in \([0-9.]*\) s.*/\1/p' "$log")
     tok=$(sed -n 's/.*start: tokenizer ready .* in \([0-9.]*\) s.*/\1/p' "$log")

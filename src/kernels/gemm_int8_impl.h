@@ -435,14 +435,9 @@ ANCHORAGE_FORCE_INLINE __m256i lanes_u8_to_i32(const uint8_t* lanes, int c) {
   return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)(lanes + 8 * c)));
 }
 
-// Per byte, 0x10 where bit `bit` (a one-bit byte) of u is set: a Q5_K fifth bit as code bit 4.
-ANCHORAGE_FORCE_INLINE __m256i fifth_bit(__m256i u, __m256i bit) {
-  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(u, bit), bit), _mm256_set1_epi8(0x10));
-}
-
 // Per byte, bit b of u moved to bit 4 (0x10), the others cleared: Q5_K's fifth bit of sub-block b
 // as code bit 4, in two operations (a 16-bit shift keeps a byte's bit 4 within its byte for
-// shifts up to 4 left and 3 right). b is a constant where the caller's loop is unrolled.
+// shifts up to 4 left and 3 right); a constant b where the caller's loop is unrolled.
 ANCHORAGE_FORCE_INLINE __m256i fifth_bit_of(__m256i u, int b) {
   const __m256i m = _mm256_set1_epi8(0x10);
   if (b <= 4) return _mm256_and_si256(_mm256_slli_epi16(u, 4 - b), m);
@@ -464,22 +459,27 @@ inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
     }
   }
   const __m256i m0f = _mm256_set1_epi8(0x0f);
+  // The 32 qh rows serve every pair of sub-blocks (bits 2i, 2i + 1): transposed once.
+  __m256i ub[kQ5 ? 8 : 1][4];
+  if constexpr (kQ5) {
+    for (int g = 0; g < 8; ++g) {
+      const uint8_t* qh = blk + (16 + 4 * g) * 32;
+      transpose4x32_regs<false>(qh, qh + 32, qh + 64, qh + 96, ub[g]);
+    }
+  }
   for (int i = 0; i < 4; ++i) {
-    const __m256i bl = _mm256_set1_epi8(char(1 << (2 * i)));
-    const __m256i bh = _mm256_set1_epi8(char(2 << (2 * i)));
     for (int g = 0; g < 8; ++g) {
       prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
       const uint8_t* q = blk + (kQs + 32 * i + 4 * g) * 32;
-      const uint8_t* qh = blk + (16 + 4 * g) * 32;
-      __m256i v[4], u[4];
+      __m256i v[4];
       transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
-      if (kQ5) transpose4x32_regs<false>(qh, qh + 32, qh + 64, qh + 96, u);
+      const __m256i* u = ub[kQ5 ? g : 0];
       for (int c = 0; c < 4; ++c) {
         __m256i lo = _mm256_and_si256(v[c], m0f);
         __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
         if (kQ5) {
-          lo = _mm256_or_si256(lo, fifth_bit(u[c], bl));
-          hi = _mm256_or_si256(hi, fifth_bit(u[c], bh));
+          lo = _mm256_or_si256(lo, fifth_bit_of(u[c], 2 * i));
+          hi = _mm256_or_si256(hi, fifth_bit_of(u[c], 2 * i + 1));
         }
         _mm256_store_si256((__m256i*)(w->q[2 * i][g] + 32 * c), lo);
         _mm256_store_si256((__m256i*)(w->q[2 * i + 1][g] + 32 * c), hi);

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 38;
+inline constexpr int kKernelVersion = 39;
 
 }  // namespace anchorage::kernels

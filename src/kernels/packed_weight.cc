@@ -128,10 +128,12 @@ void pack_quantized(const uint8_t* rows, int64_t n, int64_t row_bytes, int64_t b
           __m128i r[16];
           for (int64_t i = 0; i < 16; ++i) {
             const int64_t row = p * kPanel + g + i;
-            const uint8_t* src = rows + row * row_bytes + kb * bb + b0;
             if (row >= n) {
               r[i] = _mm_setzero_si128();
-            } else if (nb == 16) {
+              continue;
+            }
+            const uint8_t* src = rows + row * row_bytes + kb * bb + b0;
+            if (nb == 16) {
               r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
             } else {  // a block's last bytes: never read past the row
               alignas(16) uint8_t tail[16] = {};

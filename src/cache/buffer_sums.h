@@ -18,6 +18,23 @@ namespace anchorage::cache {
 
 std::array<uint64_t, 2> buffer_sums(std::span<const std::byte> data);
 
+// The same two sums taken over a buffer handed over in pieces, in order, of any lengths: the
+// restore sums a frame's bytes piece by piece as its crc reads them, while they are in cache.
+// value() after add(a), add(b) equals buffer_sums(a + b).
+class BufferSums {
+ public:
+  void add(std::span<const std::byte> piece);
+  std::array<uint64_t, 2> value() const;
+
+ private:
+  void add_words(const std::byte* p, size_t words);
+
+  uint64_t plain_ = 0, weighted_ = 0;
+  uint64_t words_ = 0;    // whole words summed so far
+  std::byte carry_[4]{};  // the bytes of a word a piece ended inside
+  size_t carried_ = 0;
+};
+
 namespace sums_detail {
 std::array<uint64_t, 2> sums_avx2(const std::byte* p, size_t words);
 }  // namespace sums_detail

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -91,6 +92,13 @@ class CacheFile {
   core::Status check_sections(std::span<const std::byte> room) const;
   // Section i's crc alone in such a buffer (threads may check sections apart).
   core::Status check_section(size_t i, std::span<const std::byte> room) const;
+  // The same check, handing `visit` the section's own bytes (not its padding) in order, piece
+  // by piece, each as soon as the crc has read it: a caller's own pass over them (the spill's
+  // sums) reads them from the core's cache instead of memory. `at` is the piece's offset in the
+  // section. The bytes are unchecked until the call returns ok.
+  using SectionVisitor = std::function<void(uint64_t at, std::span<const std::byte> piece)>;
+  core::Status check_section(size_t i, std::span<const std::byte> room,
+                             const SectionVisitor& visit) const;
   uint64_t sections_bytes() const;
   uint64_t section_offset(size_t i) const { return sections_[i].offset - sections_[0].offset; }
 

@@ -605,8 +605,10 @@ core::Result<SessionSpill::BlockFrames> SessionSpill::read_frames(
       !m.contains("tokens") || !m["tokens"].is_array() || m["tokens"].size() != ids.size() ||
       !m.contains("codec") || !m["codec"].is_string())
     return corrupt(Reason::kLayout, "a block's header differs from its manifest");
+  // One lookup of the array, not one per token (they were a fifth of a block's read time).
+  const nlohmann::json& tokens = m["tokens"];
   for (size_t i = 0; i < ids.size(); ++i)
-    if (!m["tokens"][i].is_number_integer() || m["tokens"][i].get<int64_t>() != ids[i])
+    if (!tokens[i].is_number_integer() || tokens[i].get<int64_t>() != ids[i])
       return corrupt(Reason::kLayout, "a block's token ids differ");
   auto kind = parse_spill_codec(m["codec"].get<std::string>());
   if (!kind) return corrupt(Reason::kLayout, "a block's codec is unknown");
@@ -635,6 +637,15 @@ core::Result<SessionSpill::BlockFrames> SessionSpill::read_frames(
 namespace {
 // Runs f(i) for every i in [0, n) on the codec pool's threads and this one; returns when all
 // have run. f must not wait on the pool itself.
+// f() on one of the pool's threads; its result through the future.
+template <class F>
+auto run_on(SpillCodecPool& pool, F f) -> std::future<decltype(f())> {
+  auto task = std::make_shared<std::packaged_task<decltype(f())()>>(std::move(f));
+  std::future<decltype(f())> result = task->get_future();
+  pool.submit([task] { (*task)(); });
+  return result;
+}
+
 void for_each_on(SpillCodecPool* pool, size_t n, const std::function<void(size_t)>& f) {
   std::atomic<size_t> next{0};
   auto drain = [&] {
@@ -658,21 +669,46 @@ void for_each_on(SpillCodecPool* pool, size_t n, const std::function<void(size_t
 // one codec segment: decoded one after the other, one thread did the work while the others
 // waited. A view is copied in before the block's other views are checked: a failed restore
 // resets the engine, so rows of a block refused later are never used.
+//
+// A raw frame going into the engine (kind none, or a block coding did not shrink) is not copied
+// out first: its bytes are summed piece by piece as the crc reads them, while they are in the
+// core's cache, and copied into the engine from where they were read. The copy, the sums' own
+// pass and the crc's had each read the whole block from memory (the restore's CPU time).
 Status SessionSpill::decode_frames(const Block& b, const BlockFrames& frames,
                                    const core::AlignedBuffer& frame, RowCopy* rows,
                                    const WriteBack* into) const {
   const size_t n = frames.sections.size();
   if (b.sums.size() != n) return corrupt(Reason::kLayout, "a block's sums differ in count");
+  const std::span<const std::byte> room(frame.as<std::byte>(), frame.size());
   std::vector<Status> status(n);
   for_each_on(pool_.get(), n, [&](size_t i) {
     const auto [offset, length] = frames.sections[i];
-    Status s = frames.file->check_section(i, {frame.as<std::byte>(), frame.size()});
+    const uint8_t* in = frame.as<uint8_t>() + offset;
+    const size_t bytes = rows->part_bytes(i);
+    const size_t elem = size_t(core::dtype_size(layout_.views[i].dtype));
+    // The header alone says whether the frame is raw; the crc below vouches for it.
+    core::Result<const uint8_t*> raw = spill_raw_bytes(frames.kind, in, length, bytes, elem);
+    Status s;
+    if (raw && *raw != nullptr && into != nullptr) {
+      BufferSums sums;
+      const uint64_t first = uint64_t(*raw - in), last = first + bytes;
+      s = frames.file->check_section(i, room, [&](uint64_t at, std::span<const std::byte> piece) {
+        const uint64_t lo = std::max(at, first), hi = std::min(at + piece.size(), last);
+        if (lo < hi) sums.add(piece.subspan(size_t(lo - at), size_t(hi - lo)));
+      });
+      if (s.is_ok() && sums.value() != b.sums[i])
+        s = corrupt(Reason::kSectionCrc, "a block's sums differ");
+      if (s.is_ok())
+        s = RowCopy::write_back_packed(*into->engine, i,
+                                       {reinterpret_cast<const std::byte*>(*raw), bytes}, b.begin,
+                                       b.end, into->a, into->b);
+      status[i] = std::move(s);
+      return;
+    }
+    s = frames.file->check_section(i, room);
     auto* out = static_cast<uint8_t*>(rows->mutable_part(i));
-    if (s.is_ok())
-      s = spill_decode(frames.kind, frame.as<uint8_t>() + offset, length, out, rows->part_bytes(i),
-                       size_t(core::dtype_size(layout_.views[i].dtype)));
-    if (s.is_ok() &&
-        buffer_sums({reinterpret_cast<const std::byte*>(out), rows->part_bytes(i)}) != b.sums[i])
+    if (s.is_ok()) s = spill_decode(frames.kind, in, length, out, bytes, elem);
+    if (s.is_ok() && buffer_sums({reinterpret_cast<const std::byte*>(out), bytes}) != b.sums[i])
       s = corrupt(Reason::kSectionCrc, "a block's sums differ");
     // Into the engine while the view's rows are still in this core's cache.
     if (s.is_ok() && into != nullptr) s = rows->write_back_view(*into->engine, i, into->a, into->b);
@@ -859,11 +895,6 @@ Status SessionSpill::restore_entry(engine::Engine& engine, Entry& e, int64_t p,
   const std::string id = e.id;
   const Anchor& anc = *std::find_if(e.anchors.begin(), e.anchors.end(),
                                     [&](const Anchor& a) { return a.position == p; });
-  // The anchor read and checked beside the blocks (its checks are CPU work the block reads
-  // leave room for); written into the engine after them.
-  int64_t anchor_read = 0;
-  auto anchor =
-      std::async(std::launch::async, [&] { return read_checked_anchor(anc, &anchor_read); });
   // Every block above the rows in place.
   std::vector<const Block*> wanted;
   for (const Block& b : e.blocks) {
@@ -874,17 +905,33 @@ Status SessionSpill::restore_entry(engine::Engine& engine, Entry& e, int64_t p,
     }
     wanted.push_back(&b);
   }
-  // Block i + 1 is read (a helper thread waiting on the drive) while block i is decoded,
-  // summed and copied into the views here: the drive and the CPU work at once.
+  // The reader thread reads block i + 1 while block i is decoded, summed and copied into the
+  // views here: the drive and the CPU work at once. The anchor is read (and checked) after the
+  // last block, while that block is decoded; it is written into the engine last. A second
+  // reader for the anchor beside the blocks gained nothing: the kernel ran both readers on one
+  // core, one after the other, and the first block waited for the whole anchor.
   auto& frames = read_frames_;
   auto fetch = [&](size_t i) {
-    return read_frames(*wanted[i], block_ids(e, *wanted[i]), &frames[i % 2]);
+    return run_on(*reader_, [&, i] {
+      return read_frames(*wanted[i], block_ids(e, *wanted[i]), &frames[i % 2]);
+    });
+  };
+  int64_t anchor_read = 0;
+  std::future<core::Result<SectionCopy>> anchor;
+  auto fetch_anchor = [&] {
+    anchor = run_on(*reader_, [&] { return read_checked_anchor(anc, &anchor_read); });
   };
   std::future<core::Result<BlockFrames>> next;
-  if (!wanted.empty()) next = std::async(std::launch::async, fetch, size_t(0));
+  if (wanted.empty())
+    fetch_anchor();
+  else
+    next = fetch(0);
   for (size_t i = 0; i < wanted.size(); ++i) {
     core::Result<BlockFrames> cur = next.get();
-    if (i + 1 < wanted.size()) next = std::async(std::launch::async, fetch, i + 1);
+    if (i + 1 < wanted.size())
+      next = fetch(i + 1);
+    else
+      fetch_anchor();
     const Block& b = *wanted[i];
     Status checked = cur ? Status::ok() : cur.error();
     const WriteBack into{&engine, std::max(b.begin, rows_in_place), std::min(b.end, p)};
@@ -893,8 +940,9 @@ Status SessionSpill::restore_entry(engine::Engine& engine, Entry& e, int64_t p,
       checked = decode_frames(b, *cur, frames[i % 2], &rows, &into);
     }
     if (!checked.is_ok()) {
-      if (next.valid()) next.wait();  // its reads finish before the refusal deletes files
-      anchor.wait();
+      // The reads finish before the refusal deletes files.
+      if (next.valid()) next.wait();
+      if (anchor.valid()) anchor.wait();
       return refuse_entry(id, checked);
     }
     auto size = file_bytes_.find(block_name(b.key));

@@ -353,6 +353,9 @@ class SessionSpill : public OfferSource {
   // The restore's read buffers, one per block in flight, kept from one restore to the next:
   // a read into fresh pages waits for the kernel to clear them.
   std::array<core::AlignedBuffer, 2> read_frames_;
+  // The restore's reader thread, started once: a thread started for each read waited for a
+  // core (the kernel places a new thread beside the one that started it).
+  std::unique_ptr<SpillCodecPool> reader_ = std::make_unique<SpillCodecPool>(1);
   const std::string fingerprint_;
   const core::StateLayout layout_;
   const int64_t granularity_;

@@ -439,6 +439,13 @@ Status spill_encode(SpillCodecKind kind, const uint8_t* data, size_t n, size_t e
   return encode_job(kind, data, n, elem_bytes, &out, options, pool).get();
 }
 
+core::Result<const uint8_t*> spill_raw_bytes(SpillCodecKind kind, const uint8_t* in, size_t n_in,
+                                             size_t n_out, size_t elem_bytes) {
+  Parsed f;
+  if (Status s = parse_frame(kind, in, n_in, n_out, elem_bytes, f); !s.is_ok()) return s;
+  return f.raw ? in + kSpillFrameHeaderBytes : nullptr;
+}
+
 Status spill_decode(SpillCodecKind kind, const uint8_t* in, size_t n_in, uint8_t* out, size_t n_out,
                     size_t elem_bytes, SpillCodecPool* pool) {
   return decode_job(kind, in, n_in, out, n_out, elem_bytes, pool).get();

@@ -82,6 +82,13 @@ core::Status spill_encode(SpillCodecKind kind, const uint8_t* data, size_t n, si
 core::Status spill_decode(SpillCodecKind kind, const uint8_t* in, size_t n_in, uint8_t* out,
                           size_t n_out, size_t elem_bytes, SpillCodecPool* pool = nullptr);
 
+// A raw frame's N bytes where they lie in `in` (a frame of kind none always, of zstd or blosc
+// when coding did not shrink it), after the checks spill_decode makes: a reader may use them in
+// place instead of decoding them into a copy. nullptr for a coded frame (decode it);
+// corruption as spill_decode's.
+core::Result<const uint8_t*> spill_raw_bytes(SpillCodecKind kind, const uint8_t* in, size_t n_in,
+                                             size_t n_out, size_t elem_bytes);
+
 // A few worker threads for the codec's segments, and the asynchronous calls that let the spill
 // overlap: compress block i + 1 while block i is written, decompress block i + 1 while the
 // engine copies block i in. Jobs run in the order submitted, each spread over every thread.

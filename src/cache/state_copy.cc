@@ -161,39 +161,51 @@ core::Status RowCopy::write_back(engine::Engine& engine) const {
 }
 
 // Every view checked before any is written: a copy of another layout writes nothing.
+// Every view checked before any is written: a copy of another layout writes nothing.
 core::Status RowCopy::write_back(engine::Engine& engine, int64_t a, int64_t b) const {
   for (size_t i = 0; i < parts_.size(); ++i)
     if (core::Status s = check_view(engine, i, a, b); !s.is_ok()) return s;
-  if (parts_.size() != engine.layout().views.size())
-    return core::Status::invalid_argument("row copy: the engine's layout differs");
-  for (size_t i = 0; i < parts_.size(); ++i) copy_view(engine, i, a, b);
+  for (size_t i = 0; i < parts_.size(); ++i)
+    if (core::Status s = write_back_view(engine, i, a, b); !s.is_ok()) return s;
   return core::Status::ok();
 }
 
 core::Status RowCopy::write_back_view(engine::Engine& engine, size_t i, int64_t a,
                                       int64_t b) const {
   if (core::Status s = check_view(engine, i, a, b); !s.is_ok()) return s;
-  copy_view(engine, i, a, b);
-  return core::Status::ok();
+  return write_back_packed(engine, i, {parts_[i].as<std::byte>(), parts_[i].size()}, begin_, end_,
+                           a, b);
 }
 
 core::Status RowCopy::check_view(const engine::Engine& engine, size_t i, int64_t a,
                                  int64_t b) const {
+  if (engine.layout().views.size() != parts_.size() || i >= parts_.size())
+    return core::Status::invalid_argument("row copy: the engine's layout differs");
+  return check_packed(engine, i, parts_[i].size(), begin_, end_, a, b);
+}
+
+core::Status RowCopy::check_packed(const engine::Engine& engine, size_t i, size_t packed_bytes,
+                                   int64_t begin, int64_t end, int64_t a, int64_t b) {
   const core::StateLayout& layout = engine.layout();
-  if (a < begin_ || b > end_ || a > b)
+  if (a < begin || b > end || a > b)
     return core::Status::invalid_argument("row copy: rows outside the copy");
   if (b > engine.capacity()) return core::Status::invalid_argument("row copy: past capacity");
-  if (layout.views.size() != parts_.size() || i >= parts_.size() ||
-      int64_t(parts_[i].size()) != (end_ - begin_) * layout.views[i].bytes_per_token())
+  if (i >= layout.views.size() ||
+      int64_t(packed_bytes) != (end - begin) * layout.views[i].bytes_per_token())
     return core::Status::invalid_argument("row copy: the engine's layout differs");
   return core::Status::ok();
 }
 
-void RowCopy::copy_view(engine::Engine& engine, size_t i, int64_t a, int64_t b) const {
-  const core::StateLayout& layout = engine.layout();
-  // The packed copy of [begin, end) holds [a, b) as a sub-block of every run.
-  core::copy_token_rows(layout.views[i], engine.view_data(i), layout.views[i].capacity(), a,
-                        parts_[i].data(), end_ - begin_, a - begin_, b - a);
+core::Status RowCopy::write_back_packed(engine::Engine& engine, size_t i,
+                                        std::span<const std::byte> packed, int64_t begin,
+                                        int64_t end, int64_t a, int64_t b) {
+  if (core::Status s = check_packed(engine, i, packed.size(), begin, end, a, b); !s.is_ok())
+    return s;
+  const core::TensorSpec& view = engine.layout().views[i];
+  // The packed rows [begin, end) hold [a, b) as a sub-block of every run.
+  core::copy_token_rows(view, engine.view_data(i), view.capacity(), a, packed.data(), end - begin,
+                        a - begin, b - a);
+  return core::Status::ok();
 }
 
 core::Status RowCopy::copy_rows(const core::StateLayout& layout, const RowCopy& src, int64_t a,

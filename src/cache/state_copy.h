@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/aligned_buffer.h"
@@ -83,6 +84,11 @@ class RowCopy {
   core::Status write_back(engine::Engine& engine, int64_t a, int64_t b) const;
   // Only view i's rows [a, b): threads may write a copy's views back apart.
   core::Status write_back_view(engine::Engine& engine, size_t i, int64_t a, int64_t b) const;
+  // View i's rows [a, b) from `packed`, rows [begin, end) of the view packed as a RowCopy
+  // packs them but held elsewhere (a spill frame's raw bytes, used where they were read).
+  static core::Status write_back_packed(engine::Engine& engine, size_t i,
+                                        std::span<const std::byte> packed, int64_t begin,
+                                        int64_t end, int64_t a, int64_t b);
   // Copies rows [a, b) of `src` (a copy of the same `layout`) into this copy; [a, b) must lie
   // in both. Assembles a block from pieces held elsewhere (a park's blocks and the head).
   core::Status copy_rows(const core::StateLayout& layout, const RowCopy& src, int64_t a, int64_t b);
@@ -93,7 +99,8 @@ class RowCopy {
 
  private:
   core::Status check_view(const engine::Engine& engine, size_t i, int64_t a, int64_t b) const;
-  void copy_view(engine::Engine& engine, size_t i, int64_t a, int64_t b) const;
+  static core::Status check_packed(const engine::Engine& engine, size_t i, size_t packed_bytes,
+                                   int64_t begin, int64_t end, int64_t a, int64_t b);
   // Buffers for rows [begin, end) of every view from the pool, their contents undefined.
   static RowCopy with_buffers(const core::StateLayout& layout, int64_t begin, int64_t end);
 

@@ -66,5 +66,32 @@ TEST(BufferSums, EveryPathEqualsTheWordByWordDefinition) {
   core::set_active_isa(saved);
 }
 
+// Pieces of any lengths, words cut anywhere, give the whole buffer's sums (the restore sums a
+// frame piece by piece as its crc reads it).
+TEST(BufferSums, PiecesInOrderGiveTheWholeBuffersSums) {
+  std::mt19937_64 rng(11);
+  std::vector<std::byte> buf(200'003);
+  for (std::byte& b : buf) b = std::byte(rng());
+  const core::Isa saved = core::active_isa();
+  for (core::Isa isa : {core::Isa::kScalar, core::Isa::kAvx2}) {
+    core::set_active_isa(isa);
+    for (size_t n : {size_t(0), size_t(3), size_t(4097), buf.size()}) {
+      const std::span<const std::byte> whole(buf.data(), n);
+      for (size_t cut : {1, 2, 3, 5, 4096, 65'536, 70'001}) {
+        BufferSums s;
+        for (size_t at = 0; at < n; at += cut) s.add(whole.subspan(at, std::min(cut, n - at)));
+        EXPECT_EQ(s.value(), reference_sums(whole)) << "n " << n << " cut " << cut;
+      }
+      // Empty pieces change nothing.
+      BufferSums s;
+      s.add({});
+      s.add(whole);
+      s.add({});
+      EXPECT_EQ(s.value(), reference_sums(whole));
+    }
+  }
+  core::set_active_isa(saved);
+}
+
 }  // namespace
 }  // namespace anchorage::cache

@@ -455,62 +455,68 @@ TEST(SessionSpill, TheResidentEntryComesBackWithItsTokensSpansAndRegions) {
 
 // A flipped byte in any file of an entry — a block, an anchor, the manifest — at its start,
 // in its middle or at its end: a restore that needs the file refuses the entry (at open or at
-// the restore), and what the engine then computes equals a cold prefill.
+// the restore), and what the engine then computes equals a cold prefill. With codec none every
+// block is read in place (summed as its crc reads it, copied from the read buffer); with zstd
+// the blocks that shrink are decoded first.
 TEST(SessionSpill, AFlippedByteInAnyFileCostsTheEntryNeverAWrongState) {
-  auto e = tiny_engine();
-  auto ref = tiny_engine();
-  const std::vector<int32_t> conv = random_tokens(200, e->vocab_size(), 9);
-  const std::vector<int32_t> next = concat(conv, random_tokens(8, e->vocab_size(), 10));
-  std::vector<std::string> files;
-  {
-    core::MemFs fs;
-    auto spill = open_spill(fs, e->layout());
-    prefill_and_save(*spill, *e, conv, "a");
-    files = *fs.list(kDir);
-  }
-  ASSERT_GE(files.size(), 6u);
-  int cases = 0;
-  for (const std::string& name : files) {
-    // A body anchor is read by a prompt that parts from the conversation just above it.
-    std::vector<int32_t> prompt = next;
-    if (name.ends_with(".anchor")) {
+  for (SpillCodecKind codec : {SpillCodecKind::kNone, SpillCodecKind::kZstd}) {
+    SessionSpillOptions opts = spill_options();
+    opts.codec = codec;
+    auto e = tiny_engine();
+    auto ref = tiny_engine();
+    const std::vector<int32_t> conv = random_tokens(200, e->vocab_size(), 9);
+    const std::vector<int32_t> next = concat(conv, random_tokens(8, e->vocab_size(), 10));
+    std::vector<std::string> files;
+    {
       core::MemFs fs;
-      auto spill = open_spill(fs, e->layout());
+      auto spill = open_spill(fs, e->layout(), opts);
       prefill_and_save(*spill, *e, conv, "a");
-      auto f = CacheFile::open(fs, std::string(kDir) + "/" + name, CacheFileKind::kAnchor);
-      ASSERT_TRUE(f.has_value());
-      const int64_t p = f->meta()["position"].get<int64_t>();
-      if (p < int64_t(conv.size())) {
-        prompt.assign(conv.begin(), conv.begin() + p + 2);
-        prompt.push_back(int32_t((conv[size_t(p) + 2] + 1) % e->vocab_size()));
-      }
+      files = *fs.list(kDir);
     }
-    const StateSnapshot want = test::cold_snapshot(*ref, prompt);
-    for (double where : {0.001, 0.5, 0.9999}) {
-      core::MemFs fs;
-      {
-        auto spill = open_spill(fs, e->layout());
+    ASSERT_GE(files.size(), 6u);
+    int cases = 0;
+    for (const std::string& name : files) {
+      // A body anchor is read by a prompt that parts from the conversation just above it.
+      std::vector<int32_t> prompt = next;
+      if (name.ends_with(".anchor")) {
+        core::MemFs fs;
+        auto spill = open_spill(fs, e->layout(), opts);
         prefill_and_save(*spill, *e, conv, "a");
+        auto f = CacheFile::open(fs, std::string(kDir) + "/" + name, CacheFileKind::kAnchor);
+        ASSERT_TRUE(f.has_value());
+        const int64_t p = f->meta()["position"].get<int64_t>();
+        if (p < int64_t(conv.size())) {
+          prompt.assign(conv.begin(), conv.begin() + p + 2);
+          prompt.push_back(int32_t((conv[size_t(p) + 2] + 1) % e->vocab_size()));
+        }
       }
-      std::vector<std::byte>& bytes = *fs.mutable_contents(std::string(kDir) + "/" + name);
-      bytes[size_t(double(bytes.size() - 1) * where)] ^= std::byte{0x10};
-      auto spill = open_spill(fs, e->layout());
-      const ResumeOffer o = spill->offer(prompt, {});
-      scribble(*e);
-      bool restored = false;
-      if (o.useful()) restored = spill->restore(*e, prompt, o, 0).is_ok();
-      EXPECT_FALSE(restored) << name << " at " << where;
-      if (!restored) e->reset();
-      ASSERT_TRUE(e->prefill(std::span(prompt).subspan(size_t(e->length()))).is_ok());
-      const StateSnapshot got = take_snapshot(*e);
-      EXPECT_TRUE(same_state(want, got)) << name << " at " << where;
-      EXPECT_TRUE(same_bits(want.logits, got.logits)) << name << " at " << where;
-      EXPECT_EQ(spill->stats().entries, 0) << name << " at " << where;
-      EXPECT_FALSE(spill->offer(prompt, {}).useful());
-      ++cases;
+      const StateSnapshot want = test::cold_snapshot(*ref, prompt);
+      for (double where : {0.001, 0.5, 0.9999}) {
+        core::MemFs fs;
+        {
+          auto spill = open_spill(fs, e->layout(), opts);
+          prefill_and_save(*spill, *e, conv, "a");
+        }
+        std::vector<std::byte>& bytes = *fs.mutable_contents(std::string(kDir) + "/" + name);
+        bytes[size_t(double(bytes.size() - 1) * where)] ^= std::byte{0x10};
+        auto spill = open_spill(fs, e->layout(), opts);
+        const ResumeOffer o = spill->offer(prompt, {});
+        scribble(*e);
+        bool restored = false;
+        if (o.useful()) restored = spill->restore(*e, prompt, o, 0).is_ok();
+        EXPECT_FALSE(restored) << name << " at " << where;
+        if (!restored) e->reset();
+        ASSERT_TRUE(e->prefill(std::span(prompt).subspan(size_t(e->length()))).is_ok());
+        const StateSnapshot got = take_snapshot(*e);
+        EXPECT_TRUE(same_state(want, got)) << name << " at " << where;
+        EXPECT_TRUE(same_bits(want.logits, got.logits)) << name << " at " << where;
+        EXPECT_EQ(spill->stats().entries, 0) << name << " at " << where;
+        EXPECT_FALSE(spill->offer(prompt, {}).useful());
+        ++cases;
+      }
     }
+    EXPECT_EQ(cases, int(files.size()) * 3);
   }
-  EXPECT_EQ(cases, int(files.size()) * 3);
 }
 
 TEST(SessionSpill, AnEntryWithoutItsManifestOrOfAnotherFingerprintIsSweptAtOpen) {

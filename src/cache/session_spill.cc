@@ -635,8 +635,6 @@ core::Result<SessionSpill::BlockFrames> SessionSpill::read_frames(
 }
 
 namespace {
-// Runs f(i) for every i in [0, n) on the codec pool's threads and this one; returns when all
-// have run. f must not wait on the pool itself.
 // f() on one of the pool's threads; its result through the future.
 template <class F>
 auto run_on(SpillCodecPool& pool, F f) -> std::future<decltype(f())> {
@@ -646,6 +644,8 @@ auto run_on(SpillCodecPool& pool, F f) -> std::future<decltype(f())> {
   return result;
 }
 
+// Runs f(i) for every i in [0, n) on the codec pool's threads and this one; returns when all
+// have run. f must not wait on the pool itself.
 void for_each_on(SpillCodecPool* pool, size_t n, const std::function<void(size_t)>& f) {
   std::atomic<size_t> next{0};
   auto drain = [&] {

@@ -353,8 +353,8 @@ class SessionSpill : public OfferSource {
   // The restore's read buffers, one per block in flight, kept from one restore to the next:
   // a read into fresh pages waits for the kernel to clear them.
   std::array<core::AlignedBuffer, 2> read_frames_;
-  // The restore's reader thread, started once: a thread started for each read waited for a
-  // core (the kernel places a new thread beside the one that started it).
+  // The restore's reader thread, started once. Threads started for each read (the anchor's and
+  // the first block's) ran on one core, one after the other.
   std::unique_ptr<SpillCodecPool> reader_ = std::make_unique<SpillCodecPool>(1);
   const std::string fingerprint_;
   const core::StateLayout layout_;

@@ -161,20 +161,19 @@ core::Status RowCopy::write_back(engine::Engine& engine) const {
 }
 
 // Every view checked before any is written: a copy of another layout writes nothing.
-// Every view checked before any is written: a copy of another layout writes nothing.
 core::Status RowCopy::write_back(engine::Engine& engine, int64_t a, int64_t b) const {
   for (size_t i = 0; i < parts_.size(); ++i)
     if (core::Status s = check_view(engine, i, a, b); !s.is_ok()) return s;
   for (size_t i = 0; i < parts_.size(); ++i)
-    if (core::Status s = write_back_view(engine, i, a, b); !s.is_ok()) return s;
+    copy_packed(engine, i, parts_[i].data(), begin_, end_, a, b);
   return core::Status::ok();
 }
 
 core::Status RowCopy::write_back_view(engine::Engine& engine, size_t i, int64_t a,
                                       int64_t b) const {
   if (core::Status s = check_view(engine, i, a, b); !s.is_ok()) return s;
-  return write_back_packed(engine, i, {parts_[i].as<std::byte>(), parts_[i].size()}, begin_, end_,
-                           a, b);
+  copy_packed(engine, i, parts_[i].data(), begin_, end_, a, b);
+  return core::Status::ok();
 }
 
 core::Status RowCopy::check_view(const engine::Engine& engine, size_t i, int64_t a,
@@ -201,11 +200,17 @@ core::Status RowCopy::write_back_packed(engine::Engine& engine, size_t i,
                                         int64_t end, int64_t a, int64_t b) {
   if (core::Status s = check_packed(engine, i, packed.size(), begin, end, a, b); !s.is_ok())
     return s;
+  copy_packed(engine, i, packed.data(), begin, end, a, b);
+  return core::Status::ok();
+}
+
+// Unchecked: the callers checked the rows and the sizes first.
+void RowCopy::copy_packed(engine::Engine& engine, size_t i, const void* packed, int64_t begin,
+                          int64_t end, int64_t a, int64_t b) {
   const core::TensorSpec& view = engine.layout().views[i];
   // The packed rows [begin, end) hold [a, b) as a sub-block of every run.
-  core::copy_token_rows(view, engine.view_data(i), view.capacity(), a, packed.data(), end - begin,
+  core::copy_token_rows(view, engine.view_data(i), view.capacity(), a, packed, end - begin,
                         a - begin, b - a);
-  return core::Status::ok();
 }
 
 core::Status RowCopy::copy_rows(const core::StateLayout& layout, const RowCopy& src, int64_t a,

@@ -101,6 +101,8 @@ class RowCopy {
   core::Status check_view(const engine::Engine& engine, size_t i, int64_t a, int64_t b) const;
   static core::Status check_packed(const engine::Engine& engine, size_t i, size_t packed_bytes,
                                    int64_t begin, int64_t end, int64_t a, int64_t b);
+  static void copy_packed(engine::Engine& engine, size_t i, const void* packed, int64_t begin,
+                          int64_t end, int64_t a, int64_t b);
   // Buffers for rows [begin, end) of every view from the pool, their contents undefined.
   static RowCopy with_buffers(const core::StateLayout& layout, int64_t begin, int64_t end);
 

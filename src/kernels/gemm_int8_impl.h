@@ -193,6 +193,15 @@ ANCHORAGE_FORCE_INLINE __m256i iq4_table() {
                           -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
 }
 
+// The vpmaddubsw pair sums a_2i w_2i + a_2i+1 w_2i+1 of signed weights w and activations a
+// (abs_a = |a|, a's bytes at most 127 in magnitude), as |a| x (w with a's sign): |a| is taken
+// once per broadcast activation instead of |w| once per weight vector. Exact while |w| <= 127
+// (IQ4's levels; a Q8_0 weight of -128 would wrap in vpsignb, so Q8_0 takes |w| x (a with w's
+// sign)); a pair sums at most 2 x 127 x 127 < 2^15.
+ANCHORAGE_FORCE_INLINE __m256i signed_pair_sums(__m256i abs_a, __m256i a, __m256i w) {
+  return _mm256_maddubs_epi16(abs_a, _mm256_sign_epi8(w, a));
+}
+
 // nb Q8_0 k blocks of a panel (34 byte rows of 32 lanes each) -> wt [nb][8][128] (groups of 4
 // inputs, transposed) and dw [nb][32].
 inline void repack_q8_0(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
@@ -278,7 +287,8 @@ inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw, 
 // One row x one Q8_0, Q4_0, IQ4_NL or Q5_0 panel read in place, over all of K from +0.0f (decode:
 // a block of one row reuses no repack). Per k block and 8 lanes the exact integer sum of the
 // signed codes times the activations, then q8_0_tile's float step, in block order: the same
-// bits. Q8_0 and IQ4_NL multiply |w| by (a with w's sign) and widen each group; Q4_0 multiplies
+// bits. Q8_0 multiplies |w| by (a with w's sign), IQ4_NL |a| by (w with a's sign:
+// signed_pair_sums), and both widen each group; Q4_0 multiplies
 // the unsigned nibbles q, adds the 8 pair sums of a lane's 16-bit half in 16 bits (at most
 // 8 x 2 x 15 x 127 = 30,480) and takes 8 x the activations' block sum out: sum((q - 8) a).
 // Q5_0 likewise with its unsigned 5-bit codes and 16 x the sum, each group's 2 pair sums
@@ -314,6 +324,7 @@ inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* 
       transpose4x32_unpacked(blk + (kQs + 4 * g) * 32, v);
       const __m256i alo = _mm256_set1_epi32(load_i32(a + 4 * g));
       const __m256i ahi = _mm256_set1_epi32(load_i32(a + 16 + 4 * g));
+      const __m256i alo_abs = _mm256_abs_epi8(alo), ahi_abs = _mm256_abs_epi8(ahi);
 #pragma GCC unroll 4
       for (int c = 0; c < 4; ++c) {
         if (kQ8) {
@@ -325,9 +336,8 @@ inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* 
         __m256i lo = _mm256_and_si256(v[c], m0f);
         __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
         if (kIq4) {
-          const __m256i wl = _mm256_shuffle_epi8(table, lo), wh = _mm256_shuffle_epi8(table, hi);
-          const __m256i pl = _mm256_maddubs_epi16(_mm256_abs_epi8(wl), _mm256_sign_epi8(alo, wl));
-          const __m256i ph = _mm256_maddubs_epi16(_mm256_abs_epi8(wh), _mm256_sign_epi8(ahi, wh));
+          const __m256i pl = signed_pair_sums(alo_abs, alo, _mm256_shuffle_epi8(table, lo));
+          const __m256i ph = signed_pair_sums(ahi_abs, ahi, _mm256_shuffle_epi8(table, hi));
           ia[c] = _mm256_add_epi32(
               ia[c], _mm256_add_epi32(_mm256_madd_epi16(pl, ones), _mm256_madd_epi16(ph, ones)));
         } else if (kQ5) {  // 2 pair sums per 16 bits, widened per group
@@ -1045,8 +1055,9 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
 }
 
 // One row x one IQ4_XS k block of a panel read in place: per sub-block and 8 lanes the exact
-// sum of level x a (|level| x (a with level's sign), each group widened: a pair sums up to
-// 2 * 127 * 127), scaled by ls - 32 in int32, then the float step: iq4_xs tile<1>'s bits.
+// sum of level x a (|a| x (level with a's sign), signed_pair_sums; each group widened: a pair
+// sums up to 2 * 127 * 127), scaled by ls - 32 in int32, then the float step: iq4_xs tile<1>'s
+// bits.
 inline void iq4_xs_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off, int64_t kb,
                                 float* y, bool first, int64_t n_cols) {
   alignas(32) float d[32];
@@ -1065,13 +1076,14 @@ inline void iq4_xs_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t
       transpose4x32_unpacked(blk + (8 + 16 * j + 4 * g) * 32, v);
       const uint8_t* a = xrow + kb * 256 + 32 * j + 4 * g;
       const __m256i alo = _mm256_set1_epi32(load_i32(a)), ahi = _mm256_set1_epi32(load_i32(a + 16));
+      const __m256i alo_abs = _mm256_abs_epi8(alo), ahi_abs = _mm256_abs_epi8(ahi);
 #pragma GCC unroll 4
       for (int c = 0; c < 4; ++c) {
         const __m256i wl = _mm256_shuffle_epi8(table, _mm256_and_si256(v[c], m0f));
         const __m256i wh =
             _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f));
-        const __m256i pl = _mm256_maddubs_epi16(_mm256_abs_epi8(wl), _mm256_sign_epi8(alo, wl));
-        const __m256i ph = _mm256_maddubs_epi16(_mm256_abs_epi8(wh), _mm256_sign_epi8(ahi, wh));
+        const __m256i pl = signed_pair_sums(alo_abs, alo, wl);
+        const __m256i ph = signed_pair_sums(ahi_abs, ahi, wh);
         ia[c] = _mm256_add_epi32(
             ia[c], _mm256_add_epi32(_mm256_madd_epi16(pl, ones), _mm256_madd_epi16(ph, ones)));
       }

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 39;
+inline constexpr int kKernelVersion = 40;
 
 }  // namespace anchorage::kernels

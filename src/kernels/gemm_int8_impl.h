@@ -819,7 +819,9 @@ ANCHORAGE_FORCE_INLINE void lane_sums_16_rows(const void* rows, const int32_t* s
 // (m_j, m_j+1) pairs by the activations' sums (|s| <= 16 * 127: int16), once per block. Q3_K
 // assembles its 6-bit scales as bytes for all 32 lanes at once (sc - 32, signed), duplicated the
 // same way sign-extended; its codes are stored + 4, so 4 sum_j sc_j s_j comes off once per block,
-// by vpmaddwd of sub-block pairs as Q2_K's mins.
+// by vpmaddwd of sub-block pairs as Q2_K's mins. Q2_K takes codes 1 and 3 of a byte masked in
+// place, as 4 x code (a pair at most 2 * 12 * 127 = 3,048, 4 groups 12,192): one shift a byte
+// instead of three, and the 16-bit sums of those sub-blocks shifted down by 2 (exact).
 template <bool kQ3>
 inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off,
                                  int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
@@ -833,7 +835,7 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
     scales_f16(blk + 80 * 32, d);
     scales_f16(blk + 82 * 32, dmin);
   }
-  const __m256i b3 = _mm256_set1_epi8(3), b4 = _mm256_set1_epi8(4);
+  const __m256i b3 = _mm256_set1_epi8(3), b4 = _mm256_set1_epi8(4), b12 = _mm256_set1_epi8(12);
   const __m256i low4 = _mm256_set1_epi16(15);
   const __m256i zero = _mm256_setzero_si256();
   const auto [a, s16, dx] = row_block_acts(xrow, xd_off, xs_off, kb);
@@ -858,12 +860,20 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
           __m256i v[2];
           transpose4x32_half<kHigh>(blk + (kQs + 32 * h + 4 * g) * 32, v);
           const __m256i* u = ub[kQ3 ? g : 0];
+          __m256i v4[2];
+          if constexpr (!kQ3) {
+            v4[0] = _mm256_srli_epi16(v[0], 4);
+            v4[1] = _mm256_srli_epi16(v[1], 4);
+          }
 #pragma GCC unroll 4
           for (int sh = 0; sh < 4; ++sh) {
             const __m256i av = _mm256_set1_epi32(load_i32(a + 128 * h + 32 * sh + 4 * g));
 #pragma GCC unroll 2
             for (int e = 0; e < 2; ++e) {
-              __m256i code = _mm256_and_si256(_mm256_srli_epi16(v[e], 2 * sh), b3);
+              // Q2_K: codes 1 and 3 of a byte masked in place, as 4 x code (v4: v >> 4, once).
+              __m256i code = kQ3      ? _mm256_and_si256(_mm256_srli_epi16(v[e], 2 * sh), b3)
+                             : sh % 2 ? _mm256_and_si256(sh < 2 ? v[e] : v4[e], b12)
+                                      : _mm256_and_si256(sh < 2 ? v[e] : v4[e], b3);
               if (kQ3) {  // hmask bit 4h + sh as value 4 (16-bit shifts: bit 2 of each byte
                           // comes from its own byte)
                 const int n = 4 * h + sh - 2;
@@ -889,8 +899,11 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
             const __m256i row = _mm256_loadu_si256((const __m256i*)(blk + j * 32));
             const __m256i c0 = _mm256_and_si256(bytes_dup16_unpacked<(kHigh ? 2 : 0)>(row), low4);
             const __m256i c1 = _mm256_and_si256(bytes_dup16_unpacked<(kHigh ? 3 : 1)>(row), low4);
-            S0 = _mm256_add_epi32(S0, _mm256_madd_epi16(is[sh][0], c0));
-            S1 = _mm256_add_epi32(S1, _mm256_madd_epi16(is[sh][1], c1));
+            // Odd sh summed 4 x code: every pair sum a multiple of 4, so the shift is exact.
+            const __m256i i0 = sh % 2 ? _mm256_srai_epi16(is[sh][0], 2) : is[sh][0];
+            const __m256i i1 = sh % 2 ? _mm256_srai_epi16(is[sh][1], 2) : is[sh][1];
+            S0 = _mm256_add_epi32(S0, _mm256_madd_epi16(i0, c0));
+            S1 = _mm256_add_epi32(S1, _mm256_madd_epi16(i1, c1));
           }
         }
       }

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 40;
+inline constexpr int kKernelVersion = 41;
 
 }  // namespace anchorage::kernels

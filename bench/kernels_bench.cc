@@ -3,11 +3,12 @@
 // 4 query / 2 KV heads of 128, R 32; FFN 1536), for T = 1 (decode) and T = 1024 (a prefill
 // chunk), in every ISA this CPU runs. Prints Google Benchmark's output; JSON with
 // --benchmark_format=json. items_per_second counts f32 elements produced (GDN: state elements
-// updated, n_v·d_k·d_v a token).
+// updated, n_v·d_k·d_v a token). BM_parallel_for_calls times the thread pool's hand-off.
 //
 //   build-kern/bench/kernels_bench --benchmark_format=json --benchmark_min_time=0.2
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -220,6 +221,31 @@ void BM_gdn_recurrence(benchmark::State& state) {
   set_items(state, T * kNv * kDk * kDv);
 }
 
+// The pool's own cost: parallel_for calls of 8 tasks of ~0.5 us each (a decode step of `small`
+// makes ~60 calls, each a few to a few hundred us). Arguments: threads in the pool, and a gap of
+// that many us of the caller's own (busy) work before each call: 0 = back to back, 30 = longer
+// than the workers spin, so they sleep. us_per_call against 1 thread's gives what a call's
+// hand-off costs.
+void BM_parallel_for_calls(benchmark::State& state) {
+  core::ThreadPool pool(int(state.range(0)));
+  const auto gap = std::chrono::microseconds(state.range(1));
+  std::vector<float> x = random_floats(8 * 512, 4);
+  float out[8] = {};
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t0 < gap) {
+    }
+    pool.parallel_for(8, [&](int64_t t) {
+      float acc = 0.0f;
+      for (int64_t i = 0; i < 512; ++i) acc = acc * 0.5f + x[size_t(t * 512 + i)];
+      out[t] = acc;
+    });
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["us_per_call"] = benchmark::Counter(
+      double(state.iterations()) * 1e-6, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 void isa_args(benchmark::internal::Benchmark* b) {
   for (int64_t T : {1, 1024}) {
     for (int isa = 0; isa <= int(core::detected_isa()); ++isa) b->Args({T, isa});
@@ -234,6 +260,7 @@ void gdn_args(benchmark::internal::Benchmark* b) {
   }
 }
 
+BENCHMARK(BM_parallel_for_calls)->ArgsProduct({{1, 2}, {0, 30}})->UseRealTime();
 BENCHMARK(BM_rmsnorm)->Apply(isa_args);
 BENCHMARK(BM_rmsnorm_qheads)->Apply(isa_args);
 BENCHMARK(BM_l2norm_qk)->Apply(isa_args);

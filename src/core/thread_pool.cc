@@ -64,13 +64,18 @@ void ThreadPool::worker_loop(int self) {
     }
     if (!started) {
       std::unique_lock<std::mutex> lk(mu_);
-      start_cv_.wait(
-          lk, [&] { return stop_.load() || generation_.load(std::memory_order_acquire) != seen; });
+      // Counted before the generation is read again (both seq_cst), so a parallel_for that
+      // finds no sleeper has bumped the generation before this reads it: no lost wake-up.
+      sleepers_.fetch_add(1);
+      start_cv_.wait(lk, [&] { return stop_.load() || generation_.load() != seen; });
+      sleepers_.fetch_sub(1);
     }
     if (stop_.load()) return;
     seen = generation_.load(std::memory_order_acquire);
     run_tasks(self);
-    if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // The mutex only when the caller sleeps: a spinning caller sees active_ reach 0 itself.
+    // Both seq_cst: a caller that starts to wait after this read sees this decrement first.
+    if (active_.fetch_sub(1) == 1 && caller_waits_.load()) {
       std::lock_guard<std::mutex> lk(mu_);  // pairs with the caller's wait below
       done_cv_.notify_one();
     }
@@ -89,13 +94,14 @@ void ThreadPool::parallel_for(int64_t n_tasks, const std::function<void(int64_t)
     ranges_[size_t(i)].end = n_tasks * (i + 1) / n_threads_;
   }
   active_.store(int(workers_.size()), std::memory_order_relaxed);
-  {
-    // Under the mutex so a worker that is about to sleep either sees the new generation or
-    // is already waiting when notify_all runs (no lost wake-up).
+  // A decode's back-to-back calls find every worker spinning: no mutex, no futex. A worker
+  // that went to sleep counted itself first (seq_cst, as this bump and load), so either it
+  // sees the new generation before it waits or it is counted here and woken under the mutex.
+  generation_.fetch_add(1);
+  if (sleepers_.load() > 0) {
     std::lock_guard<std::mutex> lk(mu_);
-    generation_.fetch_add(1, std::memory_order_release);
+    start_cv_.notify_all();
   }
-  start_cv_.notify_all();
   run_tasks(0);
   for (int i = 0; i < kSpinIterations; ++i) {
     if (active_.load(std::memory_order_acquire) == 0) break;
@@ -103,7 +109,9 @@ void ThreadPool::parallel_for(int64_t n_tasks, const std::function<void(int64_t)
   }
   if (active_.load(std::memory_order_acquire) != 0) {
     std::unique_lock<std::mutex> lk(mu_);
-    done_cv_.wait(lk, [&] { return active_.load(std::memory_order_acquire) == 0; });
+    caller_waits_.store(true);
+    done_cv_.wait(lk, [&] { return active_.load() == 0; });
+    caller_waits_.store(false);
   }
   fn_ = nullptr;
 }

@@ -3,7 +3,8 @@
 // 4 query / 2 KV heads of 128, R 32; FFN 1536), for T = 1 (decode) and T = 1024 (a prefill
 // chunk), in every ISA this CPU runs. Prints Google Benchmark's output; JSON with
 // --benchmark_format=json. items_per_second counts f32 elements produced (GDN: state elements
-// updated, n_v·d_k·d_v a token). BM_parallel_for_calls times the thread pool's hand-off.
+// updated, n_v·d_k·d_v a token; argmax: logits read). BM_parallel_for_calls times the thread
+// pool's hand-off.
 //
 //   build-kern/bench/kernels_bench --benchmark_format=json --benchmark_min_time=0.2
 #include <benchmark/benchmark.h>
@@ -17,6 +18,7 @@
 #include "core/rng.h"
 #include "core/thread_pool.h"
 #include "kernels/activation.h"
+#include "kernels/argmax.h"
 #include "kernels/conv1d.h"
 #include "kernels/gdn.h"
 #include "kernels/norm.h"
@@ -159,6 +161,32 @@ void BM_add(benchmark::State& state) {
   set_items(state, n);
 }
 
+// The greedy sampler's argmax over one row of logits (the vocabulary, 151,936). First
+// argument unused (1): the ISA is the second, as isa_args gives it.
+void BM_argmax(benchmark::State& state) {
+  IsaArg isa(state);
+  if (!isa.ok()) return;
+  constexpr int64_t kVocab = 151936;
+  const std::vector<float> logits = random_floats(kVocab, 5);
+  for (auto _ : state) benchmark::DoNotOptimize(argmax(logits.data(), kVocab));
+  set_items(state, kVocab);
+}
+
+// The loop argmax replaced (engine/sampler.cc before kKernelVersion 42), for comparison.
+void BM_argmax_plain_loop(benchmark::State& state) {
+  constexpr int64_t kVocab = 151936;
+  const std::vector<float> logits = random_floats(kVocab, 5);
+  for (auto _ : state) {
+    const float* x = logits.data();
+    benchmark::DoNotOptimize(x);
+    int64_t best = 0;
+    for (int64_t i = 1; i < kVocab; ++i)
+      if (x[i] > x[best]) best = i;
+    benchmark::DoNotOptimize(best);
+  }
+  set_items(state, kVocab);
+}
+
 // q (n_q heads) and k (n_kv heads) of an attention layer at positions 1000...
 void BM_rope(benchmark::State& state) {
   IsaArg isa(state);
@@ -268,6 +296,10 @@ BENCHMARK(BM_gated_rmsnorm)->Apply(isa_args);
 BENCHMARK(BM_swiglu)->Apply(isa_args);
 BENCHMARK(BM_mul_sigmoid)->Apply(isa_args);
 BENCHMARK(BM_add)->Apply(isa_args);
+BENCHMARK(BM_argmax_plain_loop);
+BENCHMARK(BM_argmax)->Apply([](benchmark::internal::Benchmark* b) {
+  for (int isa = 0; isa <= int(core::detected_isa()); ++isa) b->Args({1, isa});
+});
 BENCHMARK(BM_rope)->Apply(isa_args);
 BENCHMARK(BM_conv1d_silu)->Apply(isa_args);
 BENCHMARK(BM_gdn_gates)->Apply(isa_args);

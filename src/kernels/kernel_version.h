@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 41;
+inline constexpr int kKernelVersion = 42;
 
 }  // namespace anchorage::kernels

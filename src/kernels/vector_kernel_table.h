@@ -1,10 +1,10 @@
 // VectorKernelTable: the V16 kernel bodies of one ISA (norms, activations, RoPE rotation, conv1d,
-// the GDN recurrence), as function pointers. The bodies are templates written once over V16
+// the GDN recurrence, argmax), as function pointers. The bodies are templates written once over V16
 // (kernels/*_impl.h) and compiled three times, in kernels/vector_kernels_scalar.cc, _avx2.cc and
 // _avx512.cc, each inside its own namespace (isa_scalar, isa_avx2, isa_avx512) so no inline
 // symbol compiled with one ISA's flags is shared with another build. The public functions
-// (norm.cc, activation.cc, rope.cc, conv1d.cc, gdn.cc) pick the table of core::active_isa()
-// per call. Every entry gives the same bits in every ISA (docs/kernels.md).
+// (norm.cc, activation.cc, rope.cc, conv1d.cc, gdn.cc, argmax.cc) pick the table of
+// core::active_isa() per call. Every entry gives the same bits in every ISA (docs/kernels.md).
 //
 // Internal to kernels/ (and its tests); the tables are immutable, so any thread may read them.
 #pragma once
@@ -71,6 +71,8 @@ struct VectorKernelTable {
                       const float* q, int64_t ldq, const float* k, int64_t ldk, const float* v,
                       int64_t ldv, const float* beta, const float* g, float* S, float* o,
                       int64_t ldo);
+  // kernels/argmax_impl.h: argmax as declared in argmax.h.
+  int64_t (*argmax)(const float* x, int64_t n);
   // Test hook: out = op over 16 lanes of a, b, c (n: lanes for the partial ops).
   void (*test_v16_op)(V16Op op, const float* a, const float* b, const float* c, int n, float* out);
 };

@@ -12,6 +12,7 @@
 #include "kernels/rope_impl.h"
 #include "kernels/conv1d_impl.h"
 #include "kernels/gdn_impl.h"
+#include "kernels/argmax_impl.h"
 #include "kernels/simd/v16_probe_impl.h"
 // clang-format on
 
@@ -26,5 +27,6 @@ const VectorKernelTable kVectorKernels = {
     .rope_rotate = rope_rotate_token,
     .conv1d_silu = conv1d_silu_rows,
     .gdn_columns = gdn_columns,
+    .argmax = argmax_n,
     .test_v16_op = v16_probe,
 };

@@ -1,9 +1,13 @@
 #include "engine/sampler.h"
 
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/check.h"
+#include "kernels/activation.h"
 #include "kernels/argmax.h"
 
 namespace anchorage::engine {
@@ -41,35 +45,147 @@ int32_t Sampler::argmax(std::span<const float> logits) {
 
 int32_t Sampler::sample(std::span<const float> logits) {
   ANCHORAGE_CHECK(!logits.empty());
-  if (params_.temperature <= 0.0) return argmax(logits);
+  const int32_t best = argmax(logits);
+  if (params_.temperature <= 0.0) return best;
+  const float max_logit = logits[size_t(best)];
+  if (!(max_logit == max_logit)) return best;  // a NaN first: no distribution to draw from
+  const int64_t n = int64_t(logits.size()), k = params_.top_k;
+  const bool top_k = k > 0 && k < n, top_p = params_.top_p<1.0, min_p = params_.min_p> 0.0;
+  if (!top_k && !top_p && !min_p) return draw_all(logits, max_logit);
+  // The filters run on candidates only: the tokens at or above a logit threshold chosen so that
+  // every token a filter could keep is among them (sorting the whole vocabulary took ~17 ms a
+  // token: docs/engine.md "Sampling").
   sorted_ = false;
-  keep_top_k(logits);
-  if (params_.top_p < 1.0) keep_top_p();
-  if (params_.min_p > 0.0) keep_min_p();
-  return draw();
-}
-
-void Sampler::keep_top_k(std::span<const float> logits) {
-  cand_.clear();
-  cand_.reserve(logits.size());
-  for (size_t i = 0; i < logits.size(); ++i) cand_.emplace_back(logits[i], int32_t(i));
-  const int64_t k = params_.top_k;
-  if (k > 0 && k < int64_t(cand_.size())) {
+  top_p_total_ = 0.0;
+  if (top_k) {
+    gather_at_least(logits, threshold_for_count(logits, max_logit, k));
     std::partial_sort(cand_.begin(), cand_.begin() + k, cand_.end(), before);
     cand_.resize(size_t(k));
     sorted_ = true;
+  } else if (top_p) {
+    // Softmax weights of every token at temperature 1, for the mass top-p measures.
+    weights_.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) weights_[size_t(i)] = logits[size_t(i)] - max_logit;
+    kernels::exp_row(weights_.data(), n, weights_.data());
+    top_p_total_ = lane_sums(weights_, &lanes_);
+    gather_at_least(logits, threshold_for_mass(logits, max_logit, params_.top_p * top_p_total_));
+  } else {  // min-p alone: keep_min_p's bound, a float's rounding lower
+    const float t = float(double(max_logit) + std::log(params_.min_p));
+    gather_at_least(logits, std::nextafter(t, -std::numeric_limits<float>::infinity()));
   }
+  if (top_p) keep_top_p();
+  if (min_p) keep_min_p();
+  return draw();
+}
+
+namespace {
+
+// How many of x are >= t: four at a time (SSE2, every x86-64), the rest one by one.
+int64_t count_at_least(std::span<const float> x, float t) {
+  const size_t n = x.size(), whole = n / 4 * 4;
+  const __m128 tv = _mm_set1_ps(t);
+  __m128i acc = _mm_setzero_si128();  // -1 per hit, per lane (n < 2^31)
+  for (size_t i = 0; i < whole; i += 4)
+    acc = _mm_add_epi32(acc, _mm_castps_si128(_mm_cmpge_ps(_mm_loadu_ps(&x[i]), tv)));
+  alignas(16) int32_t lanes[4];
+  _mm_store_si128(reinterpret_cast<__m128i*>(lanes), acc);
+  int64_t count = -(int64_t(lanes[0]) + lanes[1] + lanes[2] + lanes[3]);
+  for (size_t i = whole; i < n; ++i) count += x[i] >= t;
+  return count;
+}
+
+}  // namespace
+
+void Sampler::gather_at_least(std::span<const float> logits, float t) {
+  // Four at a time; a group with a hit (rare: the candidates are few) one by one.
+  cand_.clear();
+  const size_t n = logits.size(), whole = n / 4 * 4;
+  const __m128 tv = _mm_set1_ps(t);
+  for (size_t i = 0; i < whole; i += 4) {
+    if (_mm_movemask_ps(_mm_cmpge_ps(_mm_loadu_ps(&logits[i]), tv)) == 0) continue;
+    for (size_t j = i; j < i + 4; ++j)
+      if (logits[j] >= t) cand_.emplace_back(logits[j], int32_t(j));
+  }
+  for (size_t i = whole; i < n; ++i)
+    if (logits[i] >= t) cand_.emplace_back(logits[i], int32_t(i));
+}
+
+float Sampler::threshold_for_count(std::span<const float> logits, float max_logit, int64_t k) {
+  // max - d, d doubling, until k tokens are at or above it: the top k are then all among them.
+  for (float d = 1.0f; d <= 1024.0f; d *= 2.0f) {
+    const float t = max_logit - d;
+    if (count_at_least(logits, t) >= k) return t;
+  }
+  return -std::numeric_limits<float>::infinity();
+}
+
+float Sampler::threshold_for_mass(std::span<const float> logits, float max_logit, double mass) {
+  // max - d, d doubling, until the tokens at or above it hold the mass top-p keeps (with room
+  // for the sums' rounding): the prefix top-p keeps is then among them.
+  for (float d = 2.0f; d <= 128.0f; d *= 2.0f) {
+    const float t = max_logit - d;
+    double m = 0.0;
+    for (size_t i = 0; i < logits.size(); ++i)
+      if (logits[i] >= t) m += double(weights_[i]);
+    if (m >= mass * (1.0 + 1e-9)) return t;
+  }
+  return -std::numeric_limits<float>::infinity();
+}
+
+double Sampler::lane_sums(const std::vector<float>& w, std::array<double, 16>* lanes) {
+  // Lane l sums elements l, l + 16, ... in order (16 independent chains), then the lanes are
+  // added in order: a fixed order, so the same weights give the same total everywhere.
+  lanes->fill(0.0);
+  const size_t n = w.size(), whole = n / 16 * 16;
+  for (size_t i = 0; i < whole; i += 16)
+    for (size_t l = 0; l < 16; ++l) (*lanes)[l] += double(w[i + l]);
+  for (size_t i = whole; i < n; ++i) (*lanes)[i - whole] += double(w[i]);
+  double total = 0.0;
+  for (const double s : *lanes) total += s;
+  return total;
+}
+
+int32_t Sampler::draw_all(std::span<const float> logits, float max_logit) {
+  // No filter: weights exp((l - max) / T) of the whole vocabulary by the vector exp, summed in
+  // lane_sums' order; the draw walks the lanes, then the chosen lane's elements, adding the
+  // same weights in the same order. (One double exp a token took ~0.85 ms a step.)
+  const int64_t n = int64_t(logits.size());
+  const float inv_t = float(1.0 / params_.temperature);
+  weights_.resize(size_t(n));
+  for (int64_t i = 0; i < n; ++i) weights_[size_t(i)] = (logits[size_t(i)] - max_logit) * inv_t;
+  kernels::exp_row(weights_.data(), n, weights_.data());
+  const double total = lane_sums(weights_, &lanes_);
+  const double u = rng_.uniform() * total;
+  double acc = 0.0;
+  for (int64_t l = 0; l < 16 && l < n; ++l) {
+    if (u < acc + lanes_[size_t(l)]) {
+      double c = acc;
+      int64_t last = l;
+      for (int64_t i = l; i < n; i += 16) {
+        c += double(weights_[size_t(i)]);
+        last = i;
+        if (u < c) return int32_t(i);
+      }
+      return int32_t(last);  // the walk's rounding fell short of the lane's sum
+    }
+    acc += lanes_[size_t(l)];
+  }
+  return argmax(logits);  // u rounded up to the total: the heaviest token
 }
 
 void Sampler::keep_top_p() {
   if (!sorted_) std::sort(cand_.begin(), cand_.end(), before);
   sorted_ = true;
-  const double max_logit = cand_.front().first;
-  double total = 0.0;
   probs_.resize(cand_.size());
-  for (size_t i = 0; i < cand_.size(); ++i) {
-    probs_[i] = std::exp(double(cand_[i].first) - max_logit);
-    total += probs_[i];
+  double total = top_p_total_;
+  if (total > 0.0) {  // the candidates of the whole vocabulary: its weights and their sum
+    for (size_t i = 0; i < cand_.size(); ++i) probs_[i] = double(weights_[size_t(cand_[i].second)]);
+  } else {  // after top-k: the softmax of the k kept
+    const double max_logit = cand_.front().first;
+    for (size_t i = 0; i < cand_.size(); ++i) {
+      probs_[i] = std::exp(double(cand_[i].first) - max_logit);
+      total += probs_[i];
+    }
   }
   double mass = 0.0;
   size_t keep = cand_.size();

@@ -39,4 +39,8 @@ void add(const float* x, const float* r, int64_t n, float* y) {
   vector_kernels().add(x, r, n, y);
 }
 
+void exp_row(const float* x, int64_t n, float* y) {
+  vector_kernels().exp(x, n, y);
+}
+
 }  // namespace anchorage::kernels

@@ -16,6 +16,8 @@ float softplus(float x);
 // bits; <= 1 ulp; exp(x > 88.7) = inf, exp(x < -87.3) = 0, NaN stays NaN): same bits as the
 // vector paths.
 float exp_f32(float x);
+// y[i] = exp_f32(x[i]), n elements, vectorized (the sampler's weights); y may alias x.
+void exp_row(const float* x, int64_t n, float* y);
 
 // out[i] = silu(gate[i]) * up[i], n elements (the SwiGLU FFN, §4.2). out may alias either.
 // Element-wise kernels run on the calling thread.

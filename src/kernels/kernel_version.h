@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 42;
+inline constexpr int kKernelVersion = 43;
 
 }  // namespace anchorage::kernels

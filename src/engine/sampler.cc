@@ -55,13 +55,11 @@ int32_t Sampler::sample(std::span<const float> logits) {
   // The filters run on candidates only: the tokens at or above a logit threshold chosen so that
   // every token a filter could keep is among them (sorting the whole vocabulary took ~17 ms a
   // token: docs/engine.md "Sampling").
-  sorted_ = false;
   top_p_total_ = 0.0;
   if (top_k) {
     gather_at_least(logits, threshold_for_count(logits, max_logit, k));
     std::partial_sort(cand_.begin(), cand_.begin() + k, cand_.end(), before);
     cand_.resize(size_t(k));
-    sorted_ = true;
   } else if (top_p) {
     // Softmax weights of every token at temperature 1, for the mass top-p measures.
     weights_.resize(size_t(n));
@@ -174,23 +172,57 @@ int32_t Sampler::draw_all(std::span<const float> logits, float max_logit) {
 }
 
 void Sampler::keep_top_p() {
-  if (!sorted_) std::sort(cand_.begin(), cand_.end(), before);
-  sorted_ = true;
+  if (top_p_total_ > 0.0) return keep_top_p_of_vocabulary();
+  // After top-k: the k kept, sorted, and the softmax of those.
   probs_.resize(cand_.size());
-  double total = top_p_total_;
-  if (total > 0.0) {  // the candidates of the whole vocabulary: its weights and their sum
-    for (size_t i = 0; i < cand_.size(); ++i) probs_[i] = double(weights_[size_t(cand_[i].second)]);
-  } else {  // after top-k: the softmax of the k kept
-    const double max_logit = cand_.front().first;
-    for (size_t i = 0; i < cand_.size(); ++i) {
-      probs_[i] = std::exp(double(cand_[i].first) - max_logit);
-      total += probs_[i];
-    }
+  const double max_logit = cand_.front().first;
+  double total = 0.0;
+  for (size_t i = 0; i < cand_.size(); ++i) {
+    probs_[i] = std::exp(double(cand_[i].first) - max_logit);
+    total += probs_[i];
   }
   double mass = 0.0;
   size_t keep = cand_.size();
   for (size_t i = 0; i < cand_.size(); ++i) {
     mass += probs_[i] / total;
+    if (mass >= params_.top_p) {
+      keep = i + 1;
+      break;
+    }
+  }
+  cand_.resize(keep);
+}
+
+void Sampler::keep_top_p_of_vocabulary() {
+  // The candidates (unsorted) with the whole vocabulary's weights and sum. The prefix's end is
+  // narrowed by halving [lo, hi): nth_element puts the better half first, and its mass says
+  // which half the end is in; below kSortBelow candidates the rest is sorted and scanned. So a
+  // flat distribution, whose candidates are most of the vocabulary, costs a few linear passes,
+  // not a sort of them. The kept tokens are the same prefix; only [lo, hi) ends up in order, and
+  // nothing after needs more.
+  constexpr size_t kSortBelow = 1024;
+  const double total = top_p_total_;
+  auto share = [&](size_t i) { return double(weights_[size_t(cand_[i].second)]) / total; };
+  size_t lo = 0, hi = cand_.size();
+  double acc = 0.0;  // the mass of [0, lo)
+  while (hi - lo > kSortBelow) {
+    const size_t mid = lo + (hi - lo) / 2;
+    std::nth_element(cand_.begin() + ptrdiff_t(lo), cand_.begin() + ptrdiff_t(mid),
+                     cand_.begin() + ptrdiff_t(hi), before);
+    double m = acc;
+    for (size_t i = lo; i < mid; ++i) m += share(i);
+    if (m >= params_.top_p) {
+      hi = mid;
+    } else {
+      acc = m;
+      lo = mid;
+    }
+  }
+  std::sort(cand_.begin() + ptrdiff_t(lo), cand_.begin() + ptrdiff_t(hi), before);
+  size_t keep = hi;  // the sums' order fell short of p: [0, hi) held it by the halving's sums
+  double mass = acc;
+  for (size_t i = lo; i < hi; ++i) {
+    mass += share(i);
     if (mass >= params_.top_p) {
       keep = i + 1;
       break;

@@ -58,14 +58,15 @@ class Sampler {
   static double lane_sums(const std::vector<float>& w, std::array<double, 16>* lanes);
   int32_t draw_all(std::span<const float> logits, float max_logit);
   void keep_top_p();
+  void keep_top_p_of_vocabulary();
   void keep_min_p();
   int32_t draw();
 
   SamplingParams params_;
   core::Rng rng_;
-  // The surviving candidates (logit, id); sorted largest first once a filter needed it.
+  // The surviving candidates (logit, id): in id order as gathered; after top-k sorted largest
+  // first.
   std::vector<std::pair<float, int32_t>> cand_;
-  bool sorted_ = false;
   std::vector<double> probs_;
   // Weights of the whole vocabulary (draw_all: at the temperature; top-p: at 1), their lanes'
   // sums, and (top-p without top-k) their total, else 0.

@@ -153,11 +153,19 @@ TEST(Sampler, FiltersOverAWholeVocabularyKeepWhatTheDefinitionsKeep) {
       mass += std::exp(double(l[size_t(id)]) - max_l) / total;
       if (mass >= 0.9 + 1e-6) break;  // one token of slack for the sums' order
     }
+    // The flat row's prefix is ~5,400 tokens of ~105,000 candidates (kept by halving, not a
+    // sort): draws must also reach its lower half (6.5 % of its mass), or the kept set would be
+    // short of it.
+    std::set<int32_t> lower_half(order.begin() + ptrdiff_t(prefix.size() / 2),
+                                 order.begin() + ptrdiff_t(prefix.size()));
     Sampler p({.temperature = 1.0, .top_p = 0.9, .seed = 22});
-    for (int i = 0; i < (peaked ? 1000 : 50); ++i) {
+    int deep = 0;
+    for (int i = 0; i < (peaked ? 1000 : 200); ++i) {
       const int32_t t = p.sample(l);
       ASSERT_TRUE(prefix.count(t)) << "top-p drew id " << t << " peaked=" << peaked;
+      deep += int(lower_half.count(t));
     }
+    if (!peaked) EXPECT_GT(deep, 5);
     // min-p 0.05: logit - max >= log(0.05).
     Sampler m({.temperature = 1.0, .min_p = 0.05, .seed = 23});
     for (int i = 0; i < 1000; ++i) {

@@ -50,22 +50,21 @@ int32_t Sampler::sample(std::span<const float> logits) {
   const float max_logit = logits[size_t(best)];
   if (!(max_logit == max_logit)) return best;  // a NaN first: no distribution to draw from
   const int64_t n = int64_t(logits.size()), k = params_.top_k;
-  const bool top_k = k > 0 && k < n, top_p = params_.top_p<1.0, min_p = params_.min_p> 0.0;
-  if (!top_k && !top_p && !min_p) return draw_all(logits, max_logit);
+  const bool top_k = (k > 0 && k < n), top_p = (params_.top_p < 1.0), min_p = (params_.min_p > 0.0);
+  if (!top_k && !top_p && !min_p) return draw_all(logits, best);
   // The filters run on candidates only: the tokens at or above a logit threshold chosen so that
   // every token a filter could keep is among them (sorting the whole vocabulary took ~17 ms a
   // token: docs/engine.md "Sampling").
   top_p_total_ = 0.0;
   if (top_k) {
     gather_at_least(logits, threshold_for_count(logits, max_logit, k));
-    std::partial_sort(cand_.begin(), cand_.begin() + k, cand_.end(), before);
-    cand_.resize(size_t(k));
+    // Fewer than k only when NaNs (never gathered) leave fewer.
+    const ptrdiff_t kept = std::min<ptrdiff_t>(ptrdiff_t(k), ptrdiff_t(cand_.size()));
+    std::partial_sort(cand_.begin(), cand_.begin() + kept, cand_.end(), before);
+    cand_.resize(size_t(kept));
   } else if (top_p) {
     // Softmax weights of every token at temperature 1, for the mass top-p measures.
-    weights_.resize(size_t(n));
-    for (int64_t i = 0; i < n; ++i) weights_[size_t(i)] = logits[size_t(i)] - max_logit;
-    kernels::exp_row(weights_.data(), n, weights_.data());
-    top_p_total_ = lane_sums(weights_, &lanes_);
+    top_p_total_ = vocab_weights(logits, max_logit, 1.0f);
     gather_at_least(logits, threshold_for_mass(logits, max_logit, params_.top_p * top_p_total_));
   } else {  // min-p alone: keep_min_p's bound, a float's rounding lower
     const float t = float(double(max_logit) + std::log(params_.min_p));
@@ -130,29 +129,30 @@ float Sampler::threshold_for_mass(std::span<const float> logits, float max_logit
   return -std::numeric_limits<float>::infinity();
 }
 
-double Sampler::lane_sums(const std::vector<float>& w, std::array<double, 16>* lanes) {
-  // Lane l sums elements l, l + 16, ... in order (16 independent chains), then the lanes are
-  // added in order: a fixed order, so the same weights give the same total everywhere.
-  lanes->fill(0.0);
-  const size_t n = w.size(), whole = n / 16 * 16;
+double Sampler::vocab_weights(std::span<const float> logits, float max_logit, float inv_t) {
+  // weights_[i] = exp((l_i - max) / T) by the vector exp. Lane l of lanes_ sums elements l,
+  // l + 16, ... in order (16 independent chains), then the lanes are added in order: a fixed
+  // order, so the same weights give the same total everywhere.
+  const size_t n = logits.size(), whole = n / 16 * 16;
+  weights_.resize(n);
+  for (size_t i = 0; i < n; ++i) weights_[i] = (logits[i] - max_logit) * inv_t;
+  kernels::exp_row(weights_.data(), int64_t(n), weights_.data());
+  lanes_.fill(0.0);
   for (size_t i = 0; i < whole; i += 16)
-    for (size_t l = 0; l < 16; ++l) (*lanes)[l] += double(w[i + l]);
-  for (size_t i = whole; i < n; ++i) (*lanes)[i - whole] += double(w[i]);
+    for (size_t l = 0; l < 16; ++l) lanes_[l] += double(weights_[i + l]);
+  for (size_t i = whole; i < n; ++i) lanes_[i - whole] += double(weights_[i]);
   double total = 0.0;
-  for (const double s : *lanes) total += s;
+  for (const double s : lanes_) total += s;
   return total;
 }
 
-int32_t Sampler::draw_all(std::span<const float> logits, float max_logit) {
-  // No filter: weights exp((l - max) / T) of the whole vocabulary by the vector exp, summed in
-  // lane_sums' order; the draw walks the lanes, then the chosen lane's elements, adding the
-  // same weights in the same order. (One double exp a token took ~0.85 ms a step.)
+int32_t Sampler::draw_all(std::span<const float> logits, int32_t best) {
+  // No filter: the whole vocabulary's weights at the temperature; the draw walks vocab_weights'
+  // lanes, then the chosen lane's elements, adding the same weights in the same order. (One
+  // double exp a token took ~0.85 ms a step.)
   const int64_t n = int64_t(logits.size());
-  const float inv_t = float(1.0 / params_.temperature);
-  weights_.resize(size_t(n));
-  for (int64_t i = 0; i < n; ++i) weights_[size_t(i)] = (logits[size_t(i)] - max_logit) * inv_t;
-  kernels::exp_row(weights_.data(), n, weights_.data());
-  const double total = lane_sums(weights_, &lanes_);
+  const double total =
+      vocab_weights(logits, logits[size_t(best)], float(1.0 / params_.temperature));
   const double u = rng_.uniform() * total;
   double acc = 0.0;
   for (int64_t l = 0; l < 16 && l < n; ++l) {
@@ -168,7 +168,7 @@ int32_t Sampler::draw_all(std::span<const float> logits, float max_logit) {
     }
     acc += lanes_[size_t(l)];
   }
-  return argmax(logits);  // u rounded up to the total: the heaviest token
+  return best;  // u rounded up to the total: the heaviest token
 }
 
 void Sampler::keep_top_p() {

@@ -55,8 +55,8 @@ class Sampler {
   void gather_at_least(std::span<const float> logits, float t);
   float threshold_for_count(std::span<const float> logits, float max_logit, int64_t k);
   float threshold_for_mass(std::span<const float> logits, float max_logit, double mass);
-  static double lane_sums(const std::vector<float>& w, std::array<double, 16>* lanes);
-  int32_t draw_all(std::span<const float> logits, float max_logit);
+  double vocab_weights(std::span<const float> logits, float max_logit, float inv_t);
+  int32_t draw_all(std::span<const float> logits, int32_t best);
   void keep_top_p();
   void keep_top_p_of_vocabulary();
   void keep_min_p();

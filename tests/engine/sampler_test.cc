@@ -165,7 +165,9 @@ TEST(Sampler, FiltersOverAWholeVocabularyKeepWhatTheDefinitionsKeep) {
       ASSERT_TRUE(prefix.count(t)) << "top-p drew id " << t << " peaked=" << peaked;
       deep += int(lower_half.count(t));
     }
-    if (!peaked) EXPECT_GT(deep, 5);
+    if (!peaked) {
+      EXPECT_GT(deep, 5);
+    }
     // min-p 0.05: logit - max >= log(0.05).
     Sampler m({.temperature = 1.0, .min_p = 0.05, .seed = 23});
     for (int i = 0; i < 1000; ++i) {
@@ -195,6 +197,20 @@ TEST(Sampler, FilterThresholdsWidenUntilTheyHoldWhatTheFiltersKeep) {
   }
   EXPECT_GT(k_deep, 40);  // expected 102
   EXPECT_GT(p_deep, 30);  // expected 74
+}
+
+// NaN logits are never candidates: top-k larger than the finite tokens keeps those only (a
+// threshold short of k candidates must not sort past the end).
+TEST(Sampler, TopKOverARowOfNaNsKeepsTheFiniteTokens) {
+  std::vector<float> l(100, std::nanf(""));
+  l[0] = 0.0f;  // (a NaN first has no distribution: the sampler returns 0, as the argmax does)
+  l[5] = 1.0f;
+  l[40] = 2.0f;
+  l[77] = 0.5f;
+  Sampler s({.temperature = 1.0, .top_k = 10, .seed = 51});
+  std::set<int32_t> seen;
+  for (int i = 0; i < 300; ++i) seen.insert(s.sample(l));
+  EXPECT_EQ(seen, (std::set<int32_t>{0, 5, 40, 77}));
 }
 
 // Temperature alone over a whole vocabulary (the vector exp and the lanes' sums): the draws

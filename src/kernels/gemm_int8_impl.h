@@ -498,36 +498,43 @@ inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
   }
 }
 
-// The 32 lanes' d and the 8 sub-blocks' ls - 32 of one IQ4_XS k block of a panel (136 byte
-// rows: d, the u16 scales_h in rows 2-3, scales_l in rows 4-7): ls's low 4 bits in nibble j % 2
-// of scales_l[j / 2], its high 2 at bits 2j, 2j + 1 of scales_h; on 8 lanes of 32 bits at a time,
-// in lane order or (kUnpacked) in the transposes' unpack order (scales_f16_unpacked's).
-template <bool kUnpacked = false>
+// Per byte, a 6-bit scale minus 32 (Q3_K's and IQ4_XS's, signed): its low 4 bits the low
+// (kHighNibble: high) nibble of l, its high 2 bits 2k, 2k + 1 of h. 16-bit shifts: the bits each
+// mask keeps come from their own byte.
+template <bool kHighNibble>
+ANCHORAGE_FORCE_INLINE __m256i scale6_minus_32(__m256i l, __m256i h, int k) {
+  const __m256i m15 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
+  const __m256i lo = _mm256_and_si256(kHighNibble ? _mm256_srli_epi16(l, 4) : l, m15);
+  const __m256i hi = _mm256_and_si256(k < 2    ? _mm256_slli_epi16(h, 4 - 2 * k)
+                                      : k == 2 ? h
+                                               : _mm256_srli_epi16(h, 2),
+                                      m30);
+  return _mm256_sub_epi8(_mm256_or_si256(lo, hi), _mm256_set1_epi8(32));
+}
+
+// The 8 sub-blocks' ls - 32 of one IQ4_XS k block of a panel (136 byte rows: d, the u16
+// scales_h in rows 2-3, scales_l in rows 4-7), a signed byte per lane in lane order, all 32 lanes
+// at once: ls's low 4 bits in nibble j % 2 of scales_l[j / 2], its high 2 at bits 2j, 2j + 1 of
+// scales_h (byte row 2 + j / 4, bits 2(j % 4)).
+ANCHORAGE_FORCE_INLINE void iq4_xs_scale_bytes(const uint8_t* blk, int8_t (*scb)[32]) {
+  __m256i r[6];
+  for (int i = 0; i < 6; ++i) r[i] = _mm256_loadu_si256((const __m256i*)(blk + (2 + i) * 32));
+  for (int j = 0; j < 8; j += 2) {
+    _mm256_store_si256((__m256i*)scb[j], scale6_minus_32<false>(r[2 + j / 2], r[j / 4], j % 4));
+    _mm256_store_si256((__m256i*)scb[j + 1],
+                       scale6_minus_32<true>(r[2 + j / 2], r[j / 4], j % 4 + 1));
+  }
+}
+
+// The 32 lanes' d and the 8 sub-blocks' ls - 32 as int32 of one IQ4_XS k block (the repack's).
 inline void iq4_xs_block_scales(const uint8_t* blk, float* d, int32_t (*sc)[32]) {
-  if (kUnpacked) {
-    scales_f16_unpacked(blk, d);
-  } else {
-    scales_f16(blk, d);
-  }
-  const __m256i m15 = _mm256_set1_epi32(15), m3 = _mm256_set1_epi32(3);
-  const __m256i m32 = _mm256_set1_epi32(32);
-  for (int c = 0; c < 4; ++c) {
-    __m256i s[6];
-    for (int i = 0; i < 6; ++i) {
-      const uint8_t* row = blk + (2 + i) * 32;
-      const __m128i bytes =
-          kUnpacked ? _mm_setr_epi32(load_i32(row + 4 * c), load_i32(row + 16 + 4 * c), 0, 0)
-                    : _mm_loadl_epi64((const __m128i*)(row + 8 * c));
-      s[i] = _mm256_cvtepu8_epi32(bytes);
-    }
-    const __m256i sh = _mm256_or_si256(s[0], _mm256_slli_epi32(s[1], 8));
-    for (int j = 0; j < 8; ++j) {
-      const __m256i lo = _mm256_and_si256(_mm256_srli_epi32(s[2 + j / 2], 4 * (j % 2)), m15);
-      const __m256i hi = _mm256_and_si256(_mm256_srli_epi32(sh, 2 * j), m3);
+  scales_f16(blk, d);
+  alignas(32) int8_t scb[8][32];
+  iq4_xs_scale_bytes(blk, scb);
+  for (int j = 0; j < 8; ++j)
+    for (int c = 0; c < 4; ++c)
       _mm256_store_si256((__m256i*)(sc[j] + 8 * c),
-                         _mm256_sub_epi32(_mm256_or_si256(lo, _mm256_slli_epi32(hi, 4)), m32));
-    }
-  }
+                         _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(scb[j] + 8 * c))));
 }
 
 // One IQ4_XS k block of a panel (sub-block j's 16 code rows at row 8 + 16j, low / high nibbles
@@ -686,22 +693,13 @@ inline void q6_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
 
 // The 16 sub-blocks' scales of one Q3_K k block of a panel (sc - 32, signed), a byte per lane, all
 // 32 lanes at once: the low 4 bits in the low nibble of scale byte j % 8 (high nibble for j >= 8),
-// the high 2 at bits 2(j / 4), 2(j / 4) + 1 of byte 8 + j % 4 (16-bit shifts: the bits each mask
-// keeps come from their own byte).
+// the high 2 at bits 2(j / 4), 2(j / 4) + 1 of byte 8 + j % 4.
 inline void q3_k_scale_bytes(const uint8_t* blk, int8_t (*scb)[32]) {
-  const __m256i m15 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
-  const __m256i b32 = _mm256_set1_epi8(32);
   __m256i r[12];
   for (int i = 0; i < 12; ++i) r[i] = _mm256_loadu_si256((const __m256i*)(blk + (96 + i) * 32));
-  for (int j = 0; j < 16; ++j) {
-    const __m256i lo = _mm256_and_si256(j < 8 ? r[j] : _mm256_srli_epi16(r[j - 8], 4), m15);
-    const __m256i hs = r[8 + j % 4];
-    const int k = j / 4;
-    const __m256i hi = _mm256_and_si256(k < 2    ? _mm256_slli_epi16(hs, 4 - 2 * k)
-                                        : k == 2 ? hs
-                                                 : _mm256_srli_epi16(hs, 2),
-                                        m30);
-    _mm256_store_si256((__m256i*)scb[j], _mm256_sub_epi8(_mm256_or_si256(lo, hi), b32));
+  for (int j = 0; j < 8; ++j) {
+    _mm256_store_si256((__m256i*)scb[j], scale6_minus_32<false>(r[j], r[8 + j % 4], j / 4));
+    _mm256_store_si256((__m256i*)scb[j + 8], scale6_minus_32<true>(r[j], r[8 + j % 4], j / 4 + 2));
   }
 }
 
@@ -1067,21 +1065,25 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
   }
 }
 
-// One row x one IQ4_XS k block of a panel read in place: per sub-block and 8 lanes the exact
-// sum of level x a (|a| x (level with a's sign), signed_pair_sums; each group widened: a pair
-// sums up to 2 * 127 * 127), scaled by ls - 32 in int32, then the float step: iq4_xs tile<1>'s
-// bits.
+// One row x one IQ4_XS k block of a panel read in place: per group and 8 lanes the pair sums of
+// level x a (|a| x (level with a's sign), signed_pair_sums: a pair at most 2 * 127 * 127 < 2^15),
+// each added to the block sum by one vpmaddwd with the sub-block's ls - 32 duplicated into both
+// 16-bit halves of its lane (bytes_dup16_unpacked): sum_j (ls_j - 32) sum(level x a), at most
+// 8 * 8 * 2 * 32,258 * 32 in magnitude, exact in int32 and so the same integer as iq4_xs
+// tile<1>'s (per sub-block sums times vpmulld); then its float step: the same bits.
 inline void iq4_xs_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off, int64_t kb,
                                 float* y, bool first, int64_t n_cols) {
   alignas(32) float d[32];
-  alignas(32) int32_t sc[8][32];
-  iq4_xs_block_scales<true>(blk, d, sc);
-  const __m256i m0f = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1), table = iq4_table();
+  alignas(32) int8_t scb[8][32];
+  scales_f16_unpacked(blk, d);
+  iq4_xs_scale_bytes(blk, scb);
+  const __m256i m0f = _mm256_set1_epi8(0x0f), table = iq4_table();
   __m256i S[4];
   for (int c = 0; c < 4; ++c) S[c] = _mm256_setzero_si256();
   for (int j = 0; j < 8; ++j) {
-    __m256i ia[4];
-    for (int c = 0; c < 4; ++c) ia[c] = _mm256_setzero_si256();
+    const __m256i row = _mm256_load_si256((const __m256i*)scb[j]);
+    const __m256i sc[4] = {bytes_dup16_unpacked<0, true>(row), bytes_dup16_unpacked<1, true>(row),
+                           bytes_dup16_unpacked<2, true>(row), bytes_dup16_unpacked<3, true>(row)};
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
       prefetch_part(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
@@ -1097,13 +1099,10 @@ inline void iq4_xs_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t
             _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f));
         const __m256i pl = signed_pair_sums(alo_abs, alo, wl);
         const __m256i ph = signed_pair_sums(ahi_abs, ahi, wh);
-        ia[c] = _mm256_add_epi32(
-            ia[c], _mm256_add_epi32(_mm256_madd_epi16(pl, ones), _mm256_madd_epi16(ph, ones)));
+        S[c] = _mm256_add_epi32(
+            S[c], _mm256_add_epi32(_mm256_madd_epi16(pl, sc[c]), _mm256_madd_epi16(ph, sc[c])));
       }
     }
-    for (int c = 0; c < 4; ++c)
-      S[c] = _mm256_add_epi32(
-          S[c], _mm256_mullo_epi32(ia[c], _mm256_load_si256((const __m256i*)(sc[j] + 8 * c))));
   }
   float dxv;
   __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);

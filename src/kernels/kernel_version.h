@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 43;
+inline constexpr int kKernelVersion = 44;
 
 }  // namespace anchorage::kernels

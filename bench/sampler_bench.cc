@@ -3,9 +3,12 @@
 // alone (the HTTP default of 1, what opencode gets: it sends none); top-p 0.95; top-k 40; min-p
 // 0.05; and the three together. Two rows: "peaked" (N(0, 1.5) with 50 tokens 8 to 14 above it,
 // a model that knows what comes next) and "flat" (N(0, 3): most of the vocabulary in play).
+// BM_token_logprobs: the logprobs a client asks for (server::fill_token_logprobs), per generated
+// token, with 0 and 20 alternatives (OpenAI's most), over the same rows.
 // Prints Google Benchmark's output; JSON with --benchmark_format=json.
 //
 //   build/bench/sampler_bench --benchmark_filter=sample
+//   build/bench/sampler_bench --benchmark_filter=token_logprobs
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -13,6 +16,7 @@
 
 #include "core/rng.h"
 #include "engine/sampler.h"
+#include "server/token_logprobs.h"
 
 namespace anchorage::engine {
 namespace {
@@ -65,6 +69,21 @@ void BM_sample(benchmark::State& state) {
 }
 
 BENCHMARK(BM_sample)->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1, 0}})->UseRealTime();
+
+// First argument: alternatives asked for (top_logprobs); second: 1 = peaked row, 0 = flat.
+void BM_token_logprobs(benchmark::State& state) {
+  const std::vector<float> logits = logits_row(state.range(1) == 1);
+  server::TokenEvent event;
+  event.token = 17;
+  for (auto _ : state) {
+    server::fill_token_logprobs(logits, int(state.range(0)), &event);
+    benchmark::DoNotOptimize(event.logprob);
+  }
+  state.counters["us_per_token"] = benchmark::Counter(
+      double(state.iterations()) * 1e-6, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+BENCHMARK(BM_token_logprobs)->ArgsProduct({{0, 20}, {1, 0}})->UseRealTime();
 
 }  // namespace
 }  // namespace anchorage::engine

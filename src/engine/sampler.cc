@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "core/check.h"
-#include "kernels/activation.h"
+#include "engine/vocab_exp.h"
 #include "kernels/argmax.h"
 
 namespace anchorage::engine {
@@ -130,20 +130,8 @@ float Sampler::threshold_for_mass(std::span<const float> logits, float max_logit
 }
 
 double Sampler::vocab_weights(std::span<const float> logits, float max_logit, float inv_t) {
-  // weights_[i] = exp((l_i - max) / T) by the vector exp. Lane l of lanes_ sums elements l,
-  // l + 16, ... in order (16 independent chains), then the lanes are added in order: a fixed
-  // order, so the same weights give the same total everywhere.
-  const size_t n = logits.size(), whole = n / 16 * 16;
-  weights_.resize(n);
-  for (size_t i = 0; i < n; ++i) weights_[i] = (logits[i] - max_logit) * inv_t;
-  kernels::exp_row(weights_.data(), int64_t(n), weights_.data());
-  lanes_.fill(0.0);
-  for (size_t i = 0; i < whole; i += 16)
-    for (size_t l = 0; l < 16; ++l) lanes_[l] += double(weights_[i + l]);
-  for (size_t i = whole; i < n; ++i) lanes_[i - whole] += double(weights_[i]);
-  double total = 0.0;
-  for (const double s : lanes_) total += s;
-  return total;
+  weights_.resize(logits.size());
+  return vocab_exp_sum(logits, max_logit, inv_t, weights_.data(), &lanes_);
 }
 
 int32_t Sampler::draw_all(std::span<const float> logits, int32_t best) {

@@ -26,6 +26,7 @@
 
 #include "core/rng.h"
 #include "core/status.h"
+#include "engine/vocab_exp.h"
 
 namespace anchorage::engine {
 
@@ -71,7 +72,7 @@ class Sampler {
   // Weights of the whole vocabulary (draw_all: at the temperature; top-p: at 1), their lanes'
   // sums, and (top-p without top-k) their total, else 0.
   std::vector<float> weights_;
-  std::array<double, 16> lanes_{};
+  VocabLanes lanes_{};
   double top_p_total_ = 0.0;
 };
 

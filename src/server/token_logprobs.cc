@@ -1,20 +1,23 @@
 #include "server/token_logprobs.h"
 
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "core/check.h"
+#include "engine/vocab_exp.h"
+#include "kernels/argmax.h"
 
 namespace anchorage::server {
 
 void fill_token_logprobs(std::span<const float> logits, int top_n, TokenEvent* event) {
   ANCHORAGE_CHECK(!logits.empty());
   ANCHORAGE_CHECK(event->token >= 0 && size_t(event->token) < logits.size());
-  float max_logit = logits[0];
-  for (const float x : logits) max_logit = std::max(max_logit, x);
-  double sum = 0.0;
-  for (const float x : logits) sum += std::exp(double(x) - double(max_logit));
+  // The argmax's value is the loop's max: NaNs never win, a NaN first stays, ±0 keep the first.
+  const float max_logit = logits[size_t(kernels::argmax(logits.data(), int64_t(logits.size())))];
+  const double sum = engine::vocab_exp_sum(logits, max_logit, 1.0f, nullptr, nullptr);
   const double log_norm = double(max_logit) + std::log(sum);
   auto logprob = [&](int32_t id) { return float(double(logits[size_t(id)]) - log_norm); };
   event->logprob = logprob(event->token);
@@ -29,12 +32,24 @@ void fill_token_logprobs(std::span<const float> logits, int top_n, TokenEvent* e
     return logits[size_t(a)] > logits[size_t(b)] ||
            (logits[size_t(a)] == logits[size_t(b)] && a < b);
   };
-  for (size_t i = 0; i < logits.size(); ++i) {
+  auto offer = [&](size_t i) {
     const int32_t id = int32_t(i);
-    if (best.size() == n && !better(id, best.back())) continue;
+    if (best.size() == n && !better(id, best.back())) return;
     best.insert(std::upper_bound(best.begin(), best.end(), id, better), id);
     if (best.size() > n) best.pop_back();
+  };
+  // Once the list is full, an id (later than all in it) is better than the last only with a
+  // strictly greater logit: four at a time are skipped when none is (SSE2; a NaN never is).
+  const size_t count = logits.size(), whole = count / 4 * 4;
+  size_t i = 0;
+  for (; i < whole; i += 4) {
+    if (best.size() == n &&
+        _mm_movemask_ps(
+            _mm_cmpgt_ps(_mm_loadu_ps(&logits[i]), _mm_set1_ps(logits[size_t(best.back())]))) == 0)
+      continue;
+    for (size_t j = i; j < i + 4; ++j) offer(j);
   }
+  for (; i < count; ++i) offer(i);
   for (const int32_t id : best) event->top.emplace_back(id, logprob(id));
 }
 

@@ -2,8 +2,9 @@
 // position that produced it: the model's own distribution (log-softmax at temperature 1, no
 // sampling filter), as OpenAI reports them. The caches' exactness is checked from outside
 // through these numbers, so they are computed in one fixed order: the maximum, then
-// sum(exp(x - max)) over ids 0..V-1 in double, then logprob_i = float(x_i - max - log(sum)).
-// The same logits give the same bits on every run.
+// sum = sum(exp(x - max)) as engine::vocab_exp_sum adds it (the vector exp, the same bits in
+// every ISA, summed in double in a fixed order), then logprob_i = float(x_i - (max + log(sum)))
+// in double. The same logits give the same bits on every run, thread count and ISA.
 //
 // Thread safety: pure function (runs on the engine thread).
 #pragma once

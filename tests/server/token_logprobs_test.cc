@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "kernels/activation.h"
 #include "server/openai_json.h"
 
 namespace anchorage::server {
@@ -21,12 +22,19 @@ std::vector<float> random_logits(size_t n, uint64_t seed) {
   return v;
 }
 
-// The definition in token_logprobs.h, written out again.
+// The definition in token_logprobs.h, written out again: the maximum by a plain loop, the
+// vector exp of x - max, its sum in 16 lanes (element i in lane i % 16, in order), the lanes in
+// order.
 float reference_logprob(const std::vector<float>& x, size_t i) {
   float m = x[0];
   for (float v : x) m = std::max(m, v);
+  std::vector<float> w(x.size());
+  for (size_t j = 0; j < x.size(); ++j) w[j] = x[j] - m;
+  kernels::exp_row(w.data(), int64_t(w.size()), w.data());
+  double lanes[16] = {};
+  for (size_t j = 0; j < w.size(); ++j) lanes[j % 16] += double(w[j]);
   double s = 0.0;
-  for (float v : x) s += std::exp(double(v) - double(m));
+  for (const double l : lanes) s += l;
   return float(double(x[i]) - (double(m) + std::log(s)));
 }
 
@@ -63,6 +71,28 @@ TEST(TokenLogprobs, TopAlternativesLargestFirstTiesToLowerId) {
   double total = 0;
   for (const auto& t : e.top) total += std::exp(double(t.second));
   EXPECT_NEAR(total, 1.0, 1e-6);
+}
+
+// Over a whole vocabulary with many ties and NaNs (after the first 20 ids): the 20 largest,
+// ties to the lower id, NaNs never, as a full sort gives them.
+TEST(TokenLogprobs, TopAlternativesOverAWholeVocabularyWithTiesAndNaNs) {
+  std::vector<float> logits = random_logits(151936, 3);
+  for (float& x : logits) x = std::round(x * 2.0f) / 2.0f;  // many equal values
+  for (size_t i : {size_t(100), size_t(4097), size_t(151935)}) logits[i] = std::nanf("");
+  logits[77777] = 40.0f;
+  logits[151934] = 40.0f;  // a tie at the top, far apart
+  std::vector<int32_t> ids;
+  for (size_t i = 0; i < logits.size(); ++i)
+    if (!std::isnan(logits[i])) ids.push_back(int32_t(i));
+  std::stable_sort(ids.begin(), ids.end(),
+                   [&](int32_t a, int32_t b) { return logits[size_t(a)] > logits[size_t(b)]; });
+  TokenEvent e;
+  e.token = 5;
+  fill_token_logprobs(logits, 20, &e);
+  ASSERT_EQ(e.top.size(), 20u);
+  for (size_t k = 0; k < 20; ++k) EXPECT_EQ(e.top[k].first, ids[k]) << k;
+  EXPECT_EQ(e.top[0].first, 77777);
+  EXPECT_EQ(e.top[1].first, 151934);
 }
 
 TEST(TokenLogprobs, JsonNumbersRoundTripToTheSameFloat) {

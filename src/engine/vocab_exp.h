@@ -1,0 +1,28 @@
+// The softmax weights of a whole vocabulary and their sum, in one fixed order: what the sampler
+// draws from (engine/sampler.h) and what reported logprobs are normalized by
+// (server/token_logprobs.h).
+//
+//   w_i = exp((x_i - max_logit) * inv_t), by the vector exp (kernels::exp_row: the same bits in
+//   every ISA); lane l of 16 adds double(w_l), double(w_l+16), ... in order; the total adds the
+//   lanes in order.
+//
+// A double std::exp per logit took 0.67 ms a token over 151,936 logits
+// (`build/bench/sampler_bench --benchmark_filter=token_logprobs`, docs/performance.md "The
+// sampler").
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <array>
+#include <span>
+
+namespace anchorage::engine {
+
+using VocabLanes = std::array<double, 16>;
+
+// Returns the total. weights: nullptr, or room for logits.size() floats, which receives the w_i;
+// lanes: nullptr, or receives the 16 lane sums.
+double vocab_exp_sum(std::span<const float> logits, float max_logit, float inv_t, float* weights,
+                     VocabLanes* lanes);
+
+}  // namespace anchorage::engine

@@ -27,6 +27,14 @@ inline int32_t load_i32(const uint8_t* p) {
   return v;
 }
 
+// Each 32-bit lane's low 16 bits (a small signed or unsigned int32) in both of its halves: the
+// int16 pair (x, x), so one vpmaddwd multiplies both 16-bit sums of the lane by x.
+inline __m256i low16_in_both_halves(__m256i x) {
+  const __m256i ctl = _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13, 0, 1, 0,
+                                       1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13);
+  return _mm256_shuffle_epi8(x, ctl);
+}
+
 // Rows of a tile: R float accumulators + R block sums + weights, |w|, broadcast, product, ones.
 constexpr int kInt8Mr = 4;
 constexpr bool kFlipQ8 = false;
@@ -83,9 +91,33 @@ void q8_0_tile(const uint8_t* wt, const float* dw, const float* mw, int nb, cons
 
 #include "kernels/gemm_int8_impl.h"
 
+// S[r] += the pair sums of row r's activations (4 bytes a group at x + r * ldq + 4g) times
+// kGroups repacked groups of unsigned codes (q[g], lanes 8c .. 8c + 7), added in 16 bits (the
+// caller keeps them below 2^15), then widened and scaled by one vpmaddwd with sc16 (the scale as
+// the int16 pair (s, s) of each lane).
+template <int R, int kGroups>
+ANCHORAGE_FORCE_INLINE void add_scaled_groups(const uint8_t (*q)[128], int c, const uint8_t* x,
+                                              int64_t ldq, __m256i sc16, __m256i* S) {
+  __m256i is[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) is[r] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+  for (int g = 0; g < kGroups; ++g) {
+    const __m256i qg = _mm256_load_si256((const __m256i*)(q[g] + 32 * c));
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      is[r] = _mm256_add_epi16(
+          is[r], _mm256_maddubs_epi16(qg, _mm256_set1_epi32(load_i32(x + r * ldq + 4 * g))));
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) S[r] = _mm256_add_epi32(S[r], _mm256_madd_epi16(is[r], sc16));
+}
+
 // R rows x one repacked Q4_K or Q5_K k block, 8 lanes at a time: per sub-block the exact sum of
-// q x a (q <= 31, so a vpmaddubsw pair sums at most 2 * 31 * 127: no saturation; each group
-// widened), scaled by sc in int32, and the mins' sum; then gemm_scalar.cc's two float steps.
+// q x a times sc (q <= 31, so a vpmaddubsw pair sums at most 2 * 31 * 128 and 4 groups' pairs
+// add in 16 bits, 31,744, before one vpmaddwd by the scale widens and scales them), and the
+// mins' sum; then gemm_scalar.cc's two float steps (the integers are those of per-sub-block
+// sums times sc in int32, so the bits are too).
 // IQ4_XS (kXs: signed levels, sc = ls - 32, no mins): |level| x (a with level's sign), a pair at
 // most 2 * 127 * 127 < 2^15, and the one float step.
 template <int R, bool kXs>
@@ -98,25 +130,33 @@ void q4_k_tile(const Q4KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t x
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) S[r] = Mn[r] = _mm256_setzero_si256();
     for (int j = 0; j < 8; ++j) {
-      __m256i is[R];
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) is[r] = _mm256_setzero_si256();
-#pragma GCC unroll 8
-      for (int g = 0; g < 8; ++g) {
-        const __m256i q = _mm256_load_si256((const __m256i*)(w.q[j][g] + 32 * c));
-        const __m256i u = kXs ? _mm256_abs_epi8(q) : q;
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) {
-          __m256i a = _mm256_set1_epi32(load_i32(xrow + r * ldq + kb * 256 + 32 * j + 4 * g));
-          if (kXs) a = _mm256_sign_epi8(a, q);
-          is[r] = _mm256_add_epi32(is[r], _mm256_madd_epi16(_mm256_maddubs_epi16(u, a), ones));
-        }
-      }
       const __m256i sc = _mm256_load_si256((const __m256i*)(w.sc[j] + 8 * c));
+      if constexpr (kXs) {
+        __m256i is[R];
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) is[r] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int g = 0; g < 8; ++g) {
+          const __m256i q = _mm256_load_si256((const __m256i*)(w.q[j][g] + 32 * c));
+          const __m256i u = _mm256_abs_epi8(q);
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) {
+            const __m256i a = _mm256_sign_epi8(
+                _mm256_set1_epi32(load_i32(xrow + r * ldq + kb * 256 + 32 * j + 4 * g)), q);
+            is[r] = _mm256_add_epi32(is[r], _mm256_madd_epi16(_mm256_maddubs_epi16(u, a), ones));
+          }
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) S[r] = _mm256_add_epi32(S[r], _mm256_mullo_epi32(is[r], sc));
+        continue;
+      }
+      // Unsigned codes: 4 groups' pair sums add in 16 bits (Q5_K: 4 * 2 * 31 * 127 = 31,496),
+      // then one vpmaddwd by the scale (0..63) duplicated into both halves of its lane.
+      const __m256i sc16 = low16_in_both_halves(sc);
+      add_scaled_groups<R, 4>(w.q[j], c, xrow + kb * 256 + 32 * j, ldq, sc16, S);
+      add_scaled_groups<R, 4>(w.q[j] + 4, c, xrow + kb * 256 + 32 * j + 16, ldq, sc16, S);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        S[r] = _mm256_add_epi32(S[r], _mm256_mullo_epi32(is[r], sc));
-        if (kXs) continue;
         const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + r * ldq + xs_off) + kb * 16;
         const __m256i mn = _mm256_load_si256((const __m256i*)(w.mn[j] + 8 * c));
         Mn[r] = _mm256_add_epi32(
@@ -138,39 +178,36 @@ void q4_k_tile(const Q4KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t x
 }
 
 // R rows x one repacked Q6_K k block, 8 lanes at a time: per sub-block of 16 the exact sum of
-// q x a (q <= 63: a pair sums at most 2 * 63 * 127, no saturation) minus 32 x the activations'
-// sum, scaled by sc in int32; then gemm_scalar.cc's float step. Q3_K (q <= 7) the same with
-// 4 x the sum; Q2_K (q <= 3) without, plus Q4_K's mins and second float step.
+// q x a (q <= 63: a pair sums at most 2 * 63 * 128, no saturation; kGroups16 groups' pairs add
+// in 16 bits before one vpmaddwd by the scale, duplicated into both halves of its lane, widens
+// and scales them) minus 32 x the activations' sum times sc; then gemm_scalar.cc's float step.
+// Q3_K (q <= 7) the same with 4 x the sum; Q2_K (q <= 3) without, plus Q4_K's mins and second
+// float step. The integers are those of per-sub-block sums times sc in int32, so the bits are too.
 template <int R, int kType>
 void q6_k_tile(const Q6KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                int64_t xs_off, int64_t kb, float* y, int64_t ldy, bool first, int64_t n_cols) {
-  const __m256i ones = _mm256_set1_epi16(1);
   for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
     const __m256i mask = lane_mask8(n_cols - 8 * c);
     constexpr bool kMins = kType == int(core::DType::kQ2_K);
     constexpr int kOff = kType == int(core::DType::kQ6_K) ? 32 : kMins ? 0 : 4;
+    // Groups whose pair sums add in 16 bits: Q6_K's codes <= 63, 2 * 2 * 63 * 128 = 32,256;
+    // Q3_K's <= 7 and Q2_K's <= 3 all 4 of a sub-block.
+    constexpr int kGroups16 = kType == int(core::DType::kQ6_K) ? 2 : 4;
     __m256i S[R], Mn[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) S[r] = Mn[r] = _mm256_setzero_si256();
     for (int j = 0; j < 16; ++j) {
-      __m256i is[R];
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) is[r] = _mm256_setzero_si256();
-#pragma GCC unroll 4
-      for (int g = 0; g < 4; ++g) {
-        const __m256i q = _mm256_load_si256((const __m256i*)(w.q[j][g] + 32 * c));
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) {
-          const __m256i a = _mm256_set1_epi32(load_i32(xrow + r * ldq + kb * 256 + 16 * j + 4 * g));
-          is[r] = _mm256_add_epi32(is[r], _mm256_madd_epi16(_mm256_maddubs_epi16(q, a), ones));
-        }
-      }
       const __m256i sc = _mm256_load_si256((const __m256i*)(w.sc[j] + 8 * c));
+      const __m256i sc16 = low16_in_both_halves(sc);
+#pragma GCC unroll 2
+      for (int g0 = 0; g0 < 4; g0 += kGroups16)
+        add_scaled_groups<R, kGroups16>(w.q[j] + g0, c, xrow + kb * 256 + 16 * j + 4 * g0, ldq,
+                                        sc16, S);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         const int32_t s = load_i32(xrow + r * ldq + xs_off + 4 * (kb * 16 + j));
-        S[r] = _mm256_add_epi32(
-            S[r], _mm256_mullo_epi32(_mm256_sub_epi32(is[r], _mm256_set1_epi32(kOff * s)), sc));
+        if (kOff != 0)
+          S[r] = _mm256_sub_epi32(S[r], _mm256_mullo_epi32(_mm256_set1_epi32(kOff * s), sc));
         if (kMins)
           Mn[r] = _mm256_add_epi32(
               Mn[r], _mm256_mullo_epi32(_mm256_load_si256((const __m256i*)(w.mn[j] + 8 * c)),

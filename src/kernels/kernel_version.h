@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 44;
+inline constexpr int kKernelVersion = 45;
 
 }  // namespace anchorage::kernels

@@ -41,8 +41,11 @@ constexpr bool kFlipQ8 = false;
 
 // R rows x one panel over nb Q8_0 blocks of a repacked chunk, one group of 8 lanes (a ymm)
 // after another: only R accumulators and R block sums are live, so R rows share each weight
-// load and |w|.
-template <int R>
+// load and |w|. kBits 4 or 5 (Q4_0, Q4_1, Q5_0, Q5_1): the repack holds the unsigned codes q,
+// multiplied as they are, the pair sums of 8 groups (4-bit: 8 * 2 * 15 * 128 = 30,720) or 4
+// (5-bit: 31,744) added in 16 bits before one vpmaddwd by ones widens them, and kOffset x the
+// activations' block sum taken off: sum((q - kOffset) a), the integer the signed codes give.
+template <int R, int kBits = 8, int kOffset = 0>
 void q8_0_tile(const uint8_t* wt, const float* dw, const float* mw, int nb, const uint8_t* xrow,
                int64_t ldq, int64_t xd_off, int64_t xs_off, int64_t kb0, float* y, int64_t ldy,
                bool first, int64_t n_cols) {
@@ -58,15 +61,43 @@ void q8_0_tile(const uint8_t* wt, const float* dw, const float* mw, int nb, cons
       __m256i ia[R];
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) ia[r] = _mm256_setzero_si256();
+      if constexpr (kBits == 8) {
 #pragma GCC unroll 8
-      for (int g = 0; g < 8; ++g) {
-        const __m256i w = _mm256_load_si256((const __m256i*)(wt + b * 1024 + g * 128 + 32 * j));
-        const __m256i u = _mm256_abs_epi8(w);
+        for (int g = 0; g < 8; ++g) {
+          const __m256i w = _mm256_load_si256((const __m256i*)(wt + b * 1024 + g * 128 + 32 * j));
+          const __m256i u = _mm256_abs_epi8(w);
 #pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) {
-          const __m256i a = _mm256_set1_epi32(load_i32(xrow + r * ldq + kb * 32 + 4 * g));
-          const __m256i p = _mm256_maddubs_epi16(u, _mm256_sign_epi8(a, w));
-          ia[r] = _mm256_add_epi32(ia[r], _mm256_madd_epi16(p, ones));
+          for (int r = 0; r < R; ++r) {
+            const __m256i a = _mm256_set1_epi32(load_i32(xrow + r * ldq + kb * 32 + 4 * g));
+            const __m256i p = _mm256_maddubs_epi16(u, _mm256_sign_epi8(a, w));
+            ia[r] = _mm256_add_epi32(ia[r], _mm256_madd_epi16(p, ones));
+          }
+        }
+      } else {
+        constexpr int kFlush = kBits == 4 ? 8 : 4;
+#pragma GCC unroll 2
+        for (int g0 = 0; g0 < 8; g0 += kFlush) {
+          __m256i h[R];
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r) h[r] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+          for (int g = g0; g < g0 + kFlush; ++g) {
+            const __m256i q = _mm256_load_si256((const __m256i*)(wt + b * 1024 + g * 128 + 32 * j));
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r)
+              h[r] = _mm256_add_epi16(
+                  h[r], _mm256_maddubs_epi16(
+                            q, _mm256_set1_epi32(load_i32(xrow + r * ldq + kb * 32 + 4 * g))));
+          }
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r)
+            ia[r] = _mm256_add_epi32(ia[r], _mm256_madd_epi16(h[r], ones));
+        }
+        if constexpr (kOffset != 0) {
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r)
+            ia[r] = _mm256_sub_epi32(
+                ia[r], _mm256_set1_epi32(kOffset * load_i32(xrow + r * ldq + xs_off + 4 * kb)));
         }
       }
       const __m256 d = _mm256_load_ps(dw + b * 32 + 8 * j);
@@ -274,15 +305,33 @@ Q4KTile pick_iq4_xs(int r) {
   // clang-format on
 }
 
-Q8Tile pick_q8_0(int r) {
+template <int kBits, int kOffset>
+Q8Tile pick_unsigned(int r) {
   // clang-format off
   switch (r) {
-    case 1: return &q8_0_tile<1>;
-    case 2: return &q8_0_tile<2>;
-    case 3: return &q8_0_tile<3>;
-    default: return &q8_0_tile<4>;
+    case 1: return &q8_0_tile<1, kBits, kOffset>;
+    case 2: return &q8_0_tile<2, kBits, kOffset>;
+    case 3: return &q8_0_tile<3, kBits, kOffset>;
+    default: return &q8_0_tile<4, kBits, kOffset>;
   }
   // clang-format on
+}
+
+Q8Tile pick_q8_0(int r) {
+  return pick_unsigned<8, 0>(r);
+}
+
+Q8Tile pick_q4_32_unsigned(int type, int r) {
+  switch (core::DType(type)) {
+    case core::DType::kQ4_0:
+      return pick_unsigned<4, 8>(r);
+    case core::DType::kQ4_1:
+      return pick_unsigned<4, 0>(r);
+    case core::DType::kQ5_0:
+      return pick_unsigned<5, 16>(r);
+    default:  // Q5_1
+      return pick_unsigned<5, 0>(r);
+  }
 }
 
 }  // namespace

@@ -29,6 +29,9 @@ using Q8Tile = void (*)(const uint8_t* wt, const float* dw, const float* mw, int
                         const uint8_t* xrow, int64_t ldq, int64_t xd_off, int64_t xs_off,
                         int64_t kb0, float* y, int64_t ldy, bool first, int64_t n_cols);
 Q8Tile pick_q8_0(int rows);  // defined by the ISA file
+// The same tile over repack_q4_32's unsigned codes of Q4_0, Q4_1, Q5_0 or Q5_1 (`type`: a
+// core::DType), the same integer sums; defined by the ISA file.
+Q8Tile pick_q4_32_unsigned(int type, int rows);
 
 // A repacked Q4_K k block of one panel: the nibbles of sub-block j, inputs 4g .. 4g+3 of the
 // 32 lanes, at q[j][g] (lane l's 4 bytes at 4l); the sub-blocks' scales and mins as int32; d and
@@ -244,16 +247,16 @@ struct Q4x32 {
 
 // nb Q4_0, IQ4_NL, Q5_0, Q4_1 or Q5_1 k blocks of a panel (Q4x32's byte rows: f16 d, the f16 min
 // for Q4_1 / Q5_1, the u32 of fifth bits for Q5_x, then 16 rows whose low / high nibbles are
-// inputs e / 16 + e) -> the Q8_0 repack's layout, as the signed weight codes (q - 8, IQ4_NL's
-// table level, Q5_0's (q | fifth bit << 4) - 16, Q4_1 / Q5_1's unsigned code) and the mins into
-// mw: so the Q8_0 tile multiplies them unchanged.
+// inputs e / 16 + e) -> the Q8_0 repack's layout, as IQ4_NL's signed table levels (the Q8_0 tile
+// multiplies them unchanged) or the other types' unsigned codes (q, Q5_x's q | fifth bit << 4;
+// pick_q4_32_unsigned's tile takes Q4_0's 8 and Q5_0's 16 off), and the mins into mw.
 template <int kType>
 inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw, float* mw) {
   using L = Q4x32<kType>;
   constexpr bool kIq4 = L::kIq4, kQ5 = L::kQ5;
   constexpr int kBlockBytes = L::kBlockBytes, kQs = L::kQs;
   const __m256i m0f = _mm256_set1_epi8(0x0f);
-  const __m256i table = kIq4 ? iq4_table() : _mm256_set1_epi8(char(L::kOffset));
+  const __m256i table = iq4_table();
   for (int b = 0; b < nb; ++b) {
     const uint8_t* blk = blocks + b * 32 * kBlockBytes;
     prefetch_part(blocks + kQ8Chunk * 32 * kBlockBytes, kQ8Chunk * 32 * kBlockBytes, kQ8Chunk, b);
@@ -275,8 +278,8 @@ inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw, 
           lo = _mm256_or_si256(lo, q5_0_fifth_bits<false>(qh[c], g));
           hi = _mm256_or_si256(hi, q5_0_fifth_bits<true>(qh[c], g));
         }
-        const __m256i wl = kIq4 ? _mm256_shuffle_epi8(table, lo) : _mm256_sub_epi8(lo, table);
-        const __m256i wh = kIq4 ? _mm256_shuffle_epi8(table, hi) : _mm256_sub_epi8(hi, table);
+        const __m256i wl = kIq4 ? _mm256_shuffle_epi8(table, lo) : lo;
+        const __m256i wh = kIq4 ? _mm256_shuffle_epi8(table, hi) : hi;
         _mm256_store_si256((__m256i*)(wt + b * 1024 + g * 128 + 32 * c), wl);
         _mm256_store_si256((__m256i*)(wt + b * 1024 + (4 + g) * 128 + 32 * c), wh);
       }
@@ -403,9 +406,10 @@ inline void int8_q8_0_block(const GemmJob& job, const GemmBlock& b) {
       }
       for (int64_t m = b.m0; m < b.m1; m += kInt8Mr) {
         const int r = int(b.m1 - m < kInt8Mr ? b.m1 - m : kInt8Mr);
-        pick_q8_0(r)(wt, dw, kQ8 || !Q4x32<kType>::kMin ? nullptr : mw, nb, job.xq + m * job.ldq,
-                     job.ldq, job.xd_off, job.xs_off, kb0, job.y + m * job.ldy + p * 32, job.ldy,
-                     kb0 == 0, job.N - p * 32);
+        (kQ8 || kType == int(core::DType::kIQ4_NL) ? pick_q8_0(r) : pick_q4_32_unsigned(kType, r))(
+            wt, dw, kQ8 || !Q4x32<kType>::kMin ? nullptr : mw, nb, job.xq + m * job.ldq, job.ldq,
+            job.xd_off, job.xs_off, kb0, job.y + m * job.ldy + p * 32, job.ldy, kb0 == 0,
+            job.N - p * 32);
       }
     }
   }

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 45;
+inline constexpr int kKernelVersion = 46;
 
 }  // namespace anchorage::kernels

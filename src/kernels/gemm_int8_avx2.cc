@@ -35,6 +35,28 @@ inline __m256i low16_in_both_halves(__m256i x) {
   return _mm256_shuffle_epi8(x, ctl);
 }
 
+// S[r] += the pair sums of row r's activations (4 bytes a group at x + r * ldq + 4g) times
+// kGroups repacked groups of unsigned codes (q[g], lanes 8c .. 8c + 7), added in 16 bits (the
+// caller keeps them below 2^15), then widened and scaled by one vpmaddwd with sc16 (the scale as
+// the int16 pair (s, s) of each lane).
+template <int R, int kGroups>
+ANCHORAGE_FORCE_INLINE void add_scaled_groups(const uint8_t (*q)[128], int c, const uint8_t* x,
+                                              int64_t ldq, __m256i sc16, __m256i* S) {
+  __m256i is[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) is[r] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+  for (int g = 0; g < kGroups; ++g) {
+    const __m256i qg = _mm256_load_si256((const __m256i*)(q[g] + 32 * c));
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      is[r] = _mm256_add_epi16(
+          is[r], _mm256_maddubs_epi16(qg, _mm256_set1_epi32(load_i32(x + r * ldq + 4 * g))));
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) S[r] = _mm256_add_epi32(S[r], _mm256_madd_epi16(is[r], sc16));
+}
+
 // Rows of a tile: R float accumulators + R block sums + weights, |w|, broadcast, product, ones.
 constexpr int kInt8Mr = 4;
 constexpr bool kFlipQ8 = false;
@@ -75,24 +97,10 @@ void q8_0_tile(const uint8_t* wt, const float* dw, const float* mw, int nb, cons
         }
       } else {
         constexpr int kFlush = kBits == 4 ? 8 : 4;
+        const auto* q = reinterpret_cast<const uint8_t(*)[128]>(wt + b * 1024);
 #pragma GCC unroll 2
-        for (int g0 = 0; g0 < 8; g0 += kFlush) {
-          __m256i h[R];
-#pragma GCC unroll 8
-          for (int r = 0; r < R; ++r) h[r] = _mm256_setzero_si256();
-#pragma GCC unroll 8
-          for (int g = g0; g < g0 + kFlush; ++g) {
-            const __m256i q = _mm256_load_si256((const __m256i*)(wt + b * 1024 + g * 128 + 32 * j));
-#pragma GCC unroll 8
-            for (int r = 0; r < R; ++r)
-              h[r] = _mm256_add_epi16(
-                  h[r], _mm256_maddubs_epi16(
-                            q, _mm256_set1_epi32(load_i32(xrow + r * ldq + kb * 32 + 4 * g))));
-          }
-#pragma GCC unroll 8
-          for (int r = 0; r < R; ++r)
-            ia[r] = _mm256_add_epi32(ia[r], _mm256_madd_epi16(h[r], ones));
-        }
+        for (int g0 = 0; g0 < 8; g0 += kFlush)
+          add_scaled_groups<R, kFlush>(q + g0, j, xrow + kb * 32 + 4 * g0, ldq, ones, ia);
         if constexpr (kOffset != 0) {
 #pragma GCC unroll 8
           for (int r = 0; r < R; ++r)
@@ -121,28 +129,6 @@ void q8_0_tile(const uint8_t* wt, const float* dw, const float* mw, int nb, cons
 }
 
 #include "kernels/gemm_int8_impl.h"
-
-// S[r] += the pair sums of row r's activations (4 bytes a group at x + r * ldq + 4g) times
-// kGroups repacked groups of unsigned codes (q[g], lanes 8c .. 8c + 7), added in 16 bits (the
-// caller keeps them below 2^15), then widened and scaled by one vpmaddwd with sc16 (the scale as
-// the int16 pair (s, s) of each lane).
-template <int R, int kGroups>
-ANCHORAGE_FORCE_INLINE void add_scaled_groups(const uint8_t (*q)[128], int c, const uint8_t* x,
-                                              int64_t ldq, __m256i sc16, __m256i* S) {
-  __m256i is[R];
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) is[r] = _mm256_setzero_si256();
-#pragma GCC unroll 4
-  for (int g = 0; g < kGroups; ++g) {
-    const __m256i qg = _mm256_load_si256((const __m256i*)(q[g] + 32 * c));
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r)
-      is[r] = _mm256_add_epi16(
-          is[r], _mm256_maddubs_epi16(qg, _mm256_set1_epi32(load_i32(x + r * ldq + 4 * g))));
-  }
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) S[r] = _mm256_add_epi32(S[r], _mm256_madd_epi16(is[r], sc16));
-}
 
 // R rows x one repacked Q4_K or Q5_K k block, 8 lanes at a time: per sub-block the exact sum of
 // q x a times sc (q <= 31, so a vpmaddubsw pair sums at most 2 * 31 * 128 and 4 groups' pairs

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 46;
+inline constexpr int kKernelVersion = 47;
 
 }  // namespace anchorage::kernels

@@ -220,15 +220,34 @@ void q6_k_tile(const Q6KRepacked& w, const uint8_t* xrow, int64_t ldq, int64_t x
       for (int g0 = 0; g0 < 4; g0 += kGroups16)
         add_scaled_groups<R, kGroups16>(w.q[j] + g0, c, xrow + kb * 256 + 16 * j + 4 * g0, ldq,
                                         sc16, S);
+    }
+    // The offsets (kOff sum_j sc_j s_j) and Q2_K's mins (sum_j m_j s_j), two sub-blocks at a
+    // time: vpmaddwd of each lane's int16 pair (sc_j, sc_j+1) by the row's (s_j, s_j+1) (|s| <=
+    // 16 * 128, int16), outside the multiplies' loop (a vpmulld per sub-block and row there).
+    if constexpr (kOff != 0 || kMins) {
+      __m256i O[R];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) O[r] = _mm256_setzero_si256();
+      for (int j = 0; j < 16; j += 2) {
+        const uint8_t(*v)[32 * 4] = kMins ? reinterpret_cast<const uint8_t(*)[128]>(w.mn)
+                                          : reinterpret_cast<const uint8_t(*)[128]>(w.sc);
+        const __m256i p = _mm256_blend_epi16(
+            _mm256_load_si256((const __m256i*)(v[j] + 32 * c)),
+            _mm256_slli_epi32(_mm256_load_si256((const __m256i*)(v[j + 1] + 32 * c)), 16), 0xAA);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          const int32_t* s = reinterpret_cast<const int32_t*>(xrow + r * ldq + xs_off) + kb * 16;
+          const uint32_t pair = (uint32_t(s[j]) & 0xffffu) | (uint32_t(s[j + 1]) << 16);
+          O[r] = _mm256_add_epi32(O[r], _mm256_madd_epi16(p, _mm256_set1_epi32(int32_t(pair))));
+        }
+      }
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
-        const int32_t s = load_i32(xrow + r * ldq + xs_off + 4 * (kb * 16 + j));
-        if (kOff != 0)
-          S[r] = _mm256_sub_epi32(S[r], _mm256_mullo_epi32(_mm256_set1_epi32(kOff * s), sc));
-        if (kMins)
-          Mn[r] = _mm256_add_epi32(
-              Mn[r], _mm256_mullo_epi32(_mm256_load_si256((const __m256i*)(w.mn[j] + 8 * c)),
-                                        _mm256_set1_epi32(s)));
+        if (kMins) {
+          Mn[r] = O[r];
+        } else {
+          S[r] = _mm256_sub_epi32(S[r], _mm256_mullo_epi32(O[r], _mm256_set1_epi32(kOff)));
+        }
       }
     }
     const __m256 d = _mm256_load_ps(w.d + 8 * c);

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 47;
+inline constexpr int kKernelVersion = 48;
 
 }  // namespace anchorage::kernels

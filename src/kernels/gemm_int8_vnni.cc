@@ -647,14 +647,41 @@ ANCHORAGE_FORCE_INLINE void q3_q2_k_scales(const uint8_t* blk, int32_t (*sc)[32]
   }
 }
 
+// Q3_K's 16 sub-blocks' scales sc - 32 of a k block's 32 lanes as int16 [16][32], two
+// sub-blocks (64 bytes) at a time in bytes: the low 4 bits from the low nibble of byte row 96 +
+// j % 8 (high nibble for j >= 8), the high 2 from bits 2(j / 4), 2(j / 4) + 1 of row 104 + j % 4.
+// Rows j and j + 1 (j even) of both kinds are adjacent, so one zmm holds the pair's.
+ANCHORAGE_FORCE_INLINE void q3_k_scale_words(const uint8_t* blk, int16_t (*scw)[32]) {
+  const __m512i m0f = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+  const __m512i m32 = _mm512_set1_epi8(32);
+  __m512i r[6];  // byte rows 96 + 2i and 97 + 2i
+#pragma GCC unroll 6
+  for (int i = 0; i < 6; ++i) r[i] = _mm512_loadu_si512(blk + (96 + 2 * i) * 32);
+#pragma GCC unroll 8
+  for (int j = 0; j < 16; j += 2) {
+    const __m512i l = r[(j % 8) / 2], h = r[4 + (j % 4) / 2];
+    const __m512i lo = _mm512_and_si512(j < 8 ? l : _mm512_srli_epi16(l, 4), m0f);
+    const int s = 2 * (j / 4);  // the bit pair's place, moved to bits 4-5 (16-bit shifts: bits
+                                // 4-5 of a byte come from its own byte)
+    const __m512i hi = s <= 4 ? _mm512_slli_epi16(h, 4 - s) : _mm512_srli_epi16(h, s - 4);
+    const __m512i sc = _mm512_sub_epi8(_mm512_ternarylogic_epi32(lo, hi, m30, 0xf8), m32);
+    _mm512_store_si512(scw[j], _mm512_cvtepi8_epi16(_mm512_castsi512_si256(sc)));
+    _mm512_store_si512(scw[j + 1], _mm512_cvtepi8_epi16(_mm512_extracti64x4_epi64(sc, 1)));
+  }
+}
+
 // R rows x one Q3_K (kQ3; 110-byte-row k blocks: hmask 0-31, qs 32-95, scales 96-107, d
 // 108-109) or Q2_K (84-byte rows: scales 0-15, qs 16-79, d 80-81, dmin 82-83) panel over all of
 // K, from +0.0f. Input 128h + 32s + l is bits 2s, 2s + 1 of qs row 32h + l (Q3_K: plus bit 4h + s
 // of hmask row l as value 4, the code then being the stored value + 4); each group of 4 inputs
 // of qs (and hmask) is permuted once and the codes of the four s are taken from it, multiplied
 // as unsigned, and Q3_K's offset 4 is taken out of each exact sub-block sum with the
-// activations' sum of the sub-block. Q2_K adds its mins' step as Q4_K does. The integer sums are
-// exact, so their order is free; the float steps are gemm_scalar.cc's (the AVX2 tile's).
+// activations' sum of the sub-block. Q2_K adds its mins' step as Q4_K does. A sub-block's sum
+// fits in 16 bits (|sum| <= 16 * 4 * 128 for Q3_K after its offset, 16 * 3 * 128 for Q2_K), so
+// one vpdpwssd of it by the scale as the int16 pair (sc, 0) scales it and adds it to the block's
+// sum (where a vpmulld and a vpaddd were, from int32 scales stored per block); Q2_K's mins
+// likewise, (m, 0) by the activations' sum (|s| <= 16 * 128). The integer sums are exact, so
+// their order is free; the float steps are gemm_scalar.cc's (the AVX2 tile's).
 template <int R, bool kQ3>
 void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq,
                   int64_t xd_off, int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
@@ -662,13 +689,14 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
   const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
   const __m512i ph = _mm512_load_si512(kPerms.halves);
   const __m512i m3 = _mm512_set1_epi8(3), m4 = _mm512_set1_epi8(4);
-  alignas(64) int32_t sc[16][32], mn[16][32];
+  const __m512i m15 = _mm512_set1_epi32(15);
+  alignas(64) int16_t scw[kQ3 ? 16 : 1][32];  // Q3_K: the sub-blocks' sc - 32
   __m512 acc[R][2];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   for (int64_t kb = 0; kb < nbt; ++kb) {
     const uint8_t* blk = panel + kb * 32 * kBlockBytes;
-    q3_q2_k_scales<kQ3>(blk, sc, mn);
+    if constexpr (kQ3) q3_k_scale_words(blk, scw);
     __m512i S[R][2], Mn[R][2];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) S[r][0] = S[r][1] = Mn[r][0] = Mn[r][1] = _mm512_setzero_si512();
@@ -724,21 +752,32 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
 #pragma GCC unroll 4
         for (int t = 0; t < 4; ++t) {
           const int j = 8 * h + 2 * t + sub;
-          const __m512i sc0 = _mm512_load_si512(sc[j]), sc1 = _mm512_load_si512(sc[j] + 16);
+          __m512i sc16[2], mn16[2];  // lanes 0-15 and 16-31 as the int16 pairs (sc, 0), (m, 0)
+#pragma GCC unroll 2
+          for (int c = 0; c < 2; ++c) {
+            if constexpr (kQ3) {
+              sc16[c] = _mm512_cvtepu16_epi32(
+                  _mm256_load_si256(reinterpret_cast<const __m256i*>(scw[j] + 16 * c)));
+            } else {  // Q2_K: the scale in the low nibble of byte row j, the min in the high
+              const __m512i b = _mm512_cvtepu8_epi32(
+                  _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + j * 32 + 16 * c)));
+              sc16[c] = _mm512_and_si512(b, m15);
+              mn16[c] = _mm512_srli_epi32(b, 4);
+            }
+          }
 #pragma GCC unroll 8
           for (int r = 0; r < R; ++r) {
             const int32_t s = load_i32(xrow + r * ldq + xs_off + 4 * (kb * 16 + j));
-            const __m512i off = _mm512_set1_epi32(kOff * s);
-            S[r][0] = _mm512_add_epi32(S[r][0],
-                                       _mm512_mullo_epi32(_mm512_sub_epi32(is[t][r][0], off), sc0));
-            S[r][1] = _mm512_add_epi32(S[r][1],
-                                       _mm512_mullo_epi32(_mm512_sub_epi32(is[t][r][1], off), sc1));
-            if (!kQ3) {
+            if constexpr (kQ3) {
+              const __m512i off = _mm512_set1_epi32(kOff * s);
+              S[r][0] = _mm512_dpwssd_epi32(S[r][0], _mm512_sub_epi32(is[t][r][0], off), sc16[0]);
+              S[r][1] = _mm512_dpwssd_epi32(S[r][1], _mm512_sub_epi32(is[t][r][1], off), sc16[1]);
+            } else {
               const __m512i sj = _mm512_set1_epi32(s);
-              Mn[r][0] =
-                  _mm512_add_epi32(Mn[r][0], _mm512_mullo_epi32(_mm512_load_si512(mn[j]), sj));
-              Mn[r][1] =
-                  _mm512_add_epi32(Mn[r][1], _mm512_mullo_epi32(_mm512_load_si512(mn[j] + 16), sj));
+              S[r][0] = _mm512_dpwssd_epi32(S[r][0], is[t][r][0], sc16[0]);
+              S[r][1] = _mm512_dpwssd_epi32(S[r][1], is[t][r][1], sc16[1]);
+              Mn[r][0] = _mm512_dpwssd_epi32(Mn[r][0], mn16[0], sj);
+              Mn[r][1] = _mm512_dpwssd_epi32(Mn[r][1], mn16[1], sj);
             }
           }
         }

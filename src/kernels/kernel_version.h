@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 48;
+inline constexpr int kKernelVersion = 49;
 
 }  // namespace anchorage::kernels

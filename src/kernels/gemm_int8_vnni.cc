@@ -670,25 +670,49 @@ ANCHORAGE_FORCE_INLINE void q3_k_scale_words(const uint8_t* blk, int16_t (*scw)[
   }
 }
 
+// The power of two Q3_K's code of sub-block row (h, t) enters the multiplies scaled by (see
+// q3_k_code_scaled).
+constexpr int q3_k_code_exp(int h, int t) {
+  return h == 1 ? t + 2 : t < 3 ? 2 * t : 1;
+}
+
+// Q3_K's codes of inputs 128h + 32t + 4g .. + 3 (their bit pairs 2t, 2t + 1 in v, the permuted
+// qs rows, and their high bits 4h + t in u, the permuted hmask rows) times 2^e, e =
+// q3_k_code_exp(h, t): the pair at bits e, e + 1 and the high bit at e + 2, with e chosen so
+// that one of v and u stays where it is (both, for h = 1, t = 2): one 16-bit shift where
+// moving both to bits 0-2 took two in 7 of the 8 (h, t). Every bit kept comes from its own byte
+// (a left shift keeps bits at or above its count, a right shift at or below 7 minus it), and
+// 7 * 2^5 fits the unsigned byte vpdpbusd reads.
+ANCHORAGE_FORCE_INLINE __m512i q3_k_code_scaled(__m512i v, __m512i u, int h, int t) {
+  const int e = q3_k_code_exp(h, t);
+  const int sv = 2 * t - e, su = 4 * h + t - (e + 2);  // right shifts (left if negative)
+  const __m512i vs = sv > 0 ? _mm512_srli_epi16(v, sv) : sv < 0 ? _mm512_slli_epi16(v, -sv) : v;
+  const __m512i us = su > 0 ? _mm512_srli_epi16(u, su) : su < 0 ? _mm512_slli_epi16(u, -su) : u;
+  // (vs & 3 * 2^e) | (us & 4 * 2^e)
+  return _mm512_ternarylogic_epi32(_mm512_and_si512(vs, _mm512_set1_epi8(char(3 << e))), us,
+                                   _mm512_set1_epi8(char(4 << e)), 0xf8);
+}
+
 // R rows x one Q3_K (kQ3; 110-byte-row k blocks: hmask 0-31, qs 32-95, scales 96-107, d
 // 108-109) or Q2_K (84-byte rows: scales 0-15, qs 16-79, d 80-81, dmin 82-83) panel over all of
 // K, from +0.0f. Input 128h + 32s + l is bits 2s, 2s + 1 of qs row 32h + l (Q3_K: plus bit 4h + s
 // of hmask row l as value 4, the code then being the stored value + 4); each group of 4 inputs
 // of qs (and hmask) is permuted once and the codes of the four s are taken from it, multiplied
-// as unsigned, and Q3_K's offset 4 is taken out of each exact sub-block sum with the
-// activations' sum of the sub-block. Q2_K adds its mins' step as Q4_K does. A sub-block's sum
-// fits in 16 bits (|sum| <= 16 * 4 * 128 for Q3_K after its offset, 16 * 3 * 128 for Q2_K), so
-// one vpdpwssd of it by the scale as the int16 pair (sc, 0) scales it and adds it to the block's
-// sum (where a vpmulld and a vpaddd were, from int32 scales stored per block); Q2_K's mins
-// likewise, (m, 0) by the activations' sum (|s| <= 16 * 128). The integer sums are exact, so
-// their order is free; the float steps are gemm_scalar.cc's (the AVX2 tile's).
+// as unsigned times a power of two (Q2_K's masked in place, times 4^s; Q3_K's by
+// q3_k_code_scaled), each sub-block's sum shifted back, exactly, and Q3_K's offset 4 taken out
+// of it with the activations' sum of the sub-block. Q2_K adds its mins' step as Q4_K does.
+// A sub-block's sum then fits in 16 bits (|sum| <= 16 * 4 * 128 for Q3_K after its offset,
+// 16 * 3 * 128 for Q2_K), so one vpdpwssd of it by the scale as the int16 pair (sc, 0) scales
+// it and adds it to the block's sum (where a vpmulld and a vpaddd were, from int32 scales
+// stored per block); Q2_K's mins likewise, (m, 0) by the activations' sum (|s| <= 16 * 128).
+// The integer sums are exact, so their order is free; the float steps are gemm_scalar.cc's
+// (the AVX2 tile's).
 template <int R, bool kQ3>
 void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq,
                   int64_t xd_off, int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
   constexpr int kBlockBytes = kQ3 ? 110 : 84, kQs = kQ3 ? 32 : 16, kOff = kQ3 ? 4 : 0;
   const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
   const __m512i ph = _mm512_load_si512(kPerms.halves);
-  const __m512i m3 = _mm512_set1_epi8(3), m4 = _mm512_set1_epi8(4);
   const __m512i m15 = _mm512_set1_epi32(15);
   alignas(64) int16_t scw[kQ3 ? 16 : 1][32];  // Q3_K: the sub-blocks' sc - 32
   __m512 acc[R][2];
@@ -700,18 +724,7 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
     __m512i S[R][2], Mn[R][2];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) S[r][0] = S[r][1] = Mn[r][0] = Mn[r][1] = _mm512_setzero_si512();
-    // Q3_K's hmask rows serve both halves of the block (bit 4h + t): permuted once.
-    __m512i ub[kQ3 ? 8 : 1][2];
-    if constexpr (kQ3) {
-#pragma GCC unroll 8
-      for (int g = 0; g < 8; ++g) {
-        const uint8_t* hm = blk + 4 * g * 32;
-        ub[g][0] =
-            _mm512_permutex2var_epi8(_mm512_loadu_si512(hm), p0, _mm512_loadu_si512(hm + 64));
-        ub[g][1] =
-            _mm512_permutex2var_epi8(_mm512_loadu_si512(hm), p1, _mm512_loadu_si512(hm + 64));
-      }
-    }
+      // Q3_K's hmask rows serve both halves of the block (bit 4h + t): permuted once.
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
 #pragma GCC unroll 2
@@ -725,26 +738,31 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
         for (int g = 4 * sub; g < 4 * sub + 4; ++g) {
           prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
           const uint8_t* q = blk + (kQs + 32 * h + 4 * g) * 32;
-          const __m512i* u = ub[kQ3 ? g : 0];
-          __m512i v[2];
+          // Q3_K's hmask rows 4g .. 4g + 3 serve both halves of the block (bit 4h + t), but
+          // permuted again for each: kept for the block they took 16 registers, and the spills
+          // cost more than the permutes.
+          const uint8_t* hm = blk + 4 * g * 32;
+          __m512i v[2], u[2];
 #pragma GCC unroll 2
           for (int c = 0; c < 2; ++c) {
             const __m512i perm = c == 0 ? p0 : p1;
             v[c] =
                 _mm512_permutex2var_epi8(_mm512_loadu_si512(q), perm, _mm512_loadu_si512(q + 64));
+            if (kQ3) {
+              __m512i h01 = _mm512_loadu_si512(hm), h23 = _mm512_loadu_si512(hm + 64);
+              // Opaque to the compiler, which would otherwise merge the two halves' permutes
+              // and keep them all in registers again.
+              asm volatile("" : "+v"(h01), "+v"(h23));
+              u[c] = _mm512_permutex2var_epi8(h01, perm, h23);
+            }
           }
 #pragma GCC unroll 4
           for (int t = 0; t < 4; ++t) {
             __m512i code[2];
 #pragma GCC unroll 2
             for (int c = 0; c < 2; ++c) {
-              code[c] = _mm512_and_si512(_mm512_srli_epi16(v[c], 2 * t), m3);
-              if (kQ3) {  // hmask bit 4h + t to bit 2
-                const int k = 4 * h + t - 2;
-                const __m512i hb =
-                    k >= 0 ? _mm512_srli_epi16(u[c], k) : _mm512_slli_epi16(u[c], -k);
-                code[c] = _mm512_ternarylogic_epi32(code[c], hb, m4, 0xf8);  // code | (hb & 4)
-              }
+              code[c] = kQ3 ? q3_k_code_scaled(v[c], u[c], h, t)
+                            : _mm512_and_si512(v[c], _mm512_set1_epi8(char(3 << 2 * t)));
             }
             dot_rows<R>(is[t], code, xrow, ldq, kb * 256 + 128 * h + 32 * t + 4 * g);
           }
@@ -765,17 +783,21 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
               mn16[c] = _mm512_srli_epi32(b, 4);
             }
           }
+          // The codes entered times 2^e: every sum is a multiple of it, so the shift is exact.
+          const int e = kQ3 ? q3_k_code_exp(h, t) : 2 * t;
+          const auto unscaled = [e](__m512i x) { return e ? _mm512_srai_epi32(x, e) : x; };
 #pragma GCC unroll 8
           for (int r = 0; r < R; ++r) {
             const int32_t s = load_i32(xrow + r * ldq + xs_off + 4 * (kb * 16 + j));
+            const __m512i i0 = unscaled(is[t][r][0]), i1 = unscaled(is[t][r][1]);
             if constexpr (kQ3) {
               const __m512i off = _mm512_set1_epi32(kOff * s);
-              S[r][0] = _mm512_dpwssd_epi32(S[r][0], _mm512_sub_epi32(is[t][r][0], off), sc16[0]);
-              S[r][1] = _mm512_dpwssd_epi32(S[r][1], _mm512_sub_epi32(is[t][r][1], off), sc16[1]);
+              S[r][0] = _mm512_dpwssd_epi32(S[r][0], _mm512_sub_epi32(i0, off), sc16[0]);
+              S[r][1] = _mm512_dpwssd_epi32(S[r][1], _mm512_sub_epi32(i1, off), sc16[1]);
             } else {
               const __m512i sj = _mm512_set1_epi32(s);
-              S[r][0] = _mm512_dpwssd_epi32(S[r][0], is[t][r][0], sc16[0]);
-              S[r][1] = _mm512_dpwssd_epi32(S[r][1], is[t][r][1], sc16[1]);
+              S[r][0] = _mm512_dpwssd_epi32(S[r][0], i0, sc16[0]);
+              S[r][1] = _mm512_dpwssd_epi32(S[r][1], i1, sc16[1]);
               Mn[r][0] = _mm512_dpwssd_epi32(Mn[r][0], mn16[0], sj);
               Mn[r][1] = _mm512_dpwssd_epi32(Mn[r][1], mn16[1], sj);
             }

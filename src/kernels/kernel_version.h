@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 49;
+inline constexpr int kKernelVersion = 50;
 
 }  // namespace anchorage::kernels

@@ -1,0 +1,60 @@
+#!/bin/bash
+# What the byte-interleaved panel layout costs AVX2's one-row (decode) integer-dot paths: the
+# committed tree is built twice into temporary directories, once as it is and once with
+# transpose4x32_half and transpose4x32_unpacked (src/kernels/gemm_int8_impl.h) reduced to plain
+# loads of the same bytes, as they would be if a panel stored each lane's 4 consecutive bytes
+# side by side. The probe's results are wrong (timing only); both gemm_bench binaries then run
+# the M = 1 case of each type alternately at one thread, AVX2 forced, and the best call of each
+# pair is printed (docs/performance.md "What the panel layout costs AVX2's one-row paths").
+#
+#     scripts/probe_transpose_cost.sh [--pairs N] [--types 'q4_k q6_k ...']
+set -euo pipefail
+pairs=2
+types="q4_k q5_k q6_k iq4_xs q3_k q2_k q8_0 q4_0 iq4_nl"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --pairs) pairs=$2; shift 2 ;;
+    --types) types=$2; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+root=$(git rev-parse --show-toplevel)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for variant in layout probe; do
+  mkdir -p "$work/$variant"
+  git -C "$root" archive HEAD | tar -x -C "$work/$variant"
+  ln -s "$root/.cache" "$work/$variant/.cache" 2>/dev/null || true
+done
+python3 - "$work/probe/src/kernels/gemm_int8_impl.h" <<'EOF'
+import sys
+p = sys.argv[1]
+s = open(p).read()
+half = "ANCHORAGE_FORCE_INLINE void transpose4x32_half(const uint8_t* r0, __m256i* v) {\n"
+unpacked = "ANCHORAGE_FORCE_INLINE void transpose4x32_unpacked(const uint8_t* r0, __m256i* v) {\n"
+assert s.count(half) == 1 and s.count(unpacked) == 1, "transpose helpers not found"
+load = "_mm256_loadu_si256((const __m256i*)(r0 + %s))"
+s = s.replace(half, half + "  if (true) { v[0] = %s; v[1] = %s; return; }\n" % (
+    load % "64 * kHigh", load % "32 + 64 * kHigh"))
+s = s.replace(unpacked, unpacked + "  if (true) { %s return; }\n" % " ".join(
+    "v[%d] = %s;" % (i, load % (32 * i)) for i in range(4)))
+open(p, "w").write(s)
+EOF
+for variant in layout probe; do
+  { cmake -S "$work/$variant" -B "$work/$variant/build" -DCMAKE_BUILD_TYPE=Release &&
+    cmake --build "$work/$variant/build" -j2 --target gemm_bench; } > "$work/$variant.log" 2>&1 ||
+    { cat "$work/$variant.log" >&2; exit 1; }
+done
+echo "type pair layout_us probe_us probe/layout  (gemm K512 N2048 M1, 1 thread, AVX2, best call)"
+for t in $types; do
+  for p in $(seq "$pairs"); do
+    us=()
+    for variant in layout probe; do
+      us+=("$(ANCHORAGE_ISA=avx2 "$work/$variant/build/bench/gemm_bench" \
+        --benchmark_filter="gemm/$t/M1/K512/N2048/threads:1" \
+        --benchmark_format=json 2> /dev/null |
+        python3 -c 'import json, sys; print("%.2f" % json.load(sys.stdin)["benchmarks"][0]["us_per_call_best"])')")
+    done
+    printf "%-7s %d %8s %8s %6.2f\n" "$t" "$p" "${us[0]}" "${us[1]}" "$(echo "${us[1]} / ${us[0]}" | bc -l)"
+  done
+done

@@ -5,7 +5,7 @@
 # loads of the same bytes, as they would be if a panel stored each lane's 4 consecutive bytes
 # side by side. The probe's results are wrong (timing only); both gemm_bench binaries then run
 # the M = 1 case of each type alternately at one thread, AVX2 forced, and the best call of each
-# pair is printed (docs/performance.md "What the panel layout costs AVX2's one-row paths").
+# pair is printed (docs/performance.md "AVX-512's Q3_K and Q2_K; what the panel layout costs AVX2").
 #
 #     scripts/probe_transpose_cost.sh [--pairs N] [--types 'q4_k q6_k ...']
 set -euo pipefail

@@ -3,9 +3,16 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "core/isa.h"
+#include "engine/vocab_exp_impl.h"
 #include "kernels/activation.h"
 
 namespace anchorage::engine {
+
+namespace vocab_detail {
+void scale_avx2(const float* x, size_t m, float max_logit, float inv_t, float* w);
+void add_lanes_avx2(const float* w, size_t m, double* sums);
+}  // namespace vocab_detail
 
 double vocab_exp_sum(std::span<const float> logits, float max_logit, float inv_t, float* weights,
                      VocabLanes* lanes) {
@@ -15,15 +22,21 @@ double vocab_exp_sum(std::span<const float> logits, float max_logit, float inv_t
   alignas(64) float scratch[kChunk];
   VocabLanes sums{};
   const size_t n = logits.size();
+  const bool avx2 = core::active_isa() != core::Isa::kScalar;
   for (size_t c0 = 0; c0 < n; c0 += kChunk) {
     const size_t m = std::min(kChunk, n - c0);
     float* w = weights != nullptr ? weights + c0 : scratch;
-    for (size_t i = 0; i < m; ++i) w[i] = (logits[c0 + i] - max_logit) * inv_t;
+    if (avx2) {
+      vocab_detail::scale_avx2(logits.data() + c0, m, max_logit, inv_t, w);
+    } else {
+      vocab_detail::scale_any(logits.data() + c0, m, max_logit, inv_t, w);
+    }
     kernels::exp_row(w, int64_t(m), w);
-    const size_t whole = m / 16 * 16;
-    for (size_t i = 0; i < whole; i += 16)
-      for (size_t l = 0; l < 16; ++l) sums[l] += double(w[i + l]);
-    for (size_t i = whole; i < m; ++i) sums[i - whole] += double(w[i]);
+    if (avx2) {
+      vocab_detail::add_lanes_avx2(w, m, sums.data());
+    } else {
+      vocab_detail::add_lanes_any(w, m, sums.data());
+    }
   }
   double total = 0.0;
   for (const double s : sums) total += s;

@@ -1,0 +1,28 @@
+// The two passes of vocab_exp_sum (engine/vocab_exp.h) around its exp, compiled once per ISA
+// (vocab_exp.cc and vocab_exp_avx2.cc include this header; nothing else does). Plain loops the
+// compiler vectorizes: elementwise f32 steps, and 16 lane sums each its own chain in order, so
+// every build gives the same bits.
+#pragma once
+
+#include <cstddef>
+
+namespace anchorage::engine::vocab_detail {
+namespace {
+
+// w_i = (x_i - max_logit) * inv_t.
+inline void scale_any(const float* __restrict x, size_t m, float max_logit, float inv_t,
+                      float* __restrict w) {
+  for (size_t i = 0; i < m; ++i) w[i] = (x[i] - max_logit) * inv_t;
+}
+
+// sums[l] += double(w[l]), double(w[l + 16]), ... in order (a tail shorter than 16 goes to the
+// first lanes).
+inline void add_lanes_any(const float* __restrict w, size_t m, double* __restrict sums) {
+  const size_t whole = m / 16 * 16;
+  for (size_t i = 0; i < whole; i += 16)
+    for (size_t l = 0; l < 16; ++l) sums[l] += double(w[i + l]);
+  for (size_t i = whole; i < m; ++i) sums[i - whole] += double(w[i]);
+}
+
+}  // namespace
+}  // namespace anchorage::engine::vocab_detail

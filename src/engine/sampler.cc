@@ -91,6 +91,27 @@ int64_t count_at_least(std::span<const float> x, float t) {
   return count;
 }
 
+// The sum of w[i] over the i with x[i] >= t, in increasing i: one double chain, the same bits as
+// the plain loop, but a group of 16 without a hit (most of them, unless the distribution is
+// flat) is passed over after four SSE2 compares (the plain loop's compare and branch per logit
+// took two thirds of a peaked top-p draw).
+double mass_at_least(std::span<const float> x, const float* w, float t) {
+  const size_t n = x.size(), whole = n / 16 * 16;
+  const __m128 tv = _mm_set1_ps(t);
+  auto ge = [&](size_t i) { return _mm_cmpge_ps(_mm_loadu_ps(&x[i]), tv); };
+  double m = 0.0;
+  for (size_t i = 0; i < whole; i += 16) {
+    if (_mm_movemask_ps(_mm_or_ps(_mm_or_ps(ge(i), ge(i + 4)), _mm_or_ps(ge(i + 8), ge(i + 12)))) ==
+        0)
+      continue;
+    for (size_t j = i; j < i + 16; ++j)
+      if (x[j] >= t) m += double(w[j]);
+  }
+  for (size_t i = whole; i < n; ++i)
+    if (x[i] >= t) m += double(w[i]);
+  return m;
+}
+
 }  // namespace
 
 void Sampler::gather_at_least(std::span<const float> logits, float t) {
@@ -121,10 +142,7 @@ float Sampler::threshold_for_mass(std::span<const float> logits, float max_logit
   // for the sums' rounding): the prefix top-p keeps is then among them.
   for (float d = 2.0f; d <= 128.0f; d *= 2.0f) {
     const float t = max_logit - d;
-    double m = 0.0;
-    for (size_t i = 0; i < logits.size(); ++i)
-      if (logits[i] >= t) m += double(weights_[i]);
-    if (m >= mass * (1.0 + 1e-9)) return t;
+    if (mass_at_least(logits, weights_.data(), t) >= mass * (1.0 + 1e-9)) return t;
   }
   return -std::numeric_limits<float>::infinity();
 }

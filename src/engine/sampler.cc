@@ -77,20 +77,6 @@ int32_t Sampler::sample(std::span<const float> logits) {
 
 namespace {
 
-// How many of x are >= t: four at a time (SSE2, every x86-64), the rest one by one.
-int64_t count_at_least(std::span<const float> x, float t) {
-  const size_t n = x.size(), whole = n / 4 * 4;
-  const __m128 tv = _mm_set1_ps(t);
-  __m128i acc = _mm_setzero_si128();  // -1 per hit, per lane (n < 2^31)
-  for (size_t i = 0; i < whole; i += 4)
-    acc = _mm_add_epi32(acc, _mm_castps_si128(_mm_cmpge_ps(_mm_loadu_ps(&x[i]), tv)));
-  alignas(16) int32_t lanes[4];
-  _mm_store_si128(reinterpret_cast<__m128i*>(lanes), acc);
-  int64_t count = -(int64_t(lanes[0]) + lanes[1] + lanes[2] + lanes[3]);
-  for (size_t i = whole; i < n; ++i) count += x[i] >= t;
-  return count;
-}
-
 // The sum of w[i] over the i with x[i] >= t, in increasing i: one double chain, the same bits as
 // the plain loop, but a group of 16 without a hit (most of them, unless the distribution is
 // flat) is passed over after four SSE2 compares (the plain loop's compare and branch per logit
@@ -132,7 +118,7 @@ float Sampler::threshold_for_count(std::span<const float> logits, float max_logi
   // max - d, d doubling, until k tokens are at or above it: the top k are then all among them.
   for (float d = 1.0f; d <= 1024.0f; d *= 2.0f) {
     const float t = max_logit - d;
-    if (count_at_least(logits, t) >= k) return t;
+    if (vocab_count_at_least(logits, t) >= k) return t;
   }
   return -std::numeric_limits<float>::infinity();
 }

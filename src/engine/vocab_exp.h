@@ -14,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <span>
 
 namespace anchorage::engine {
@@ -24,5 +25,9 @@ using VocabLanes = std::array<double, 16>;
 // lanes: nullptr, or receives the 16 lane sums.
 double vocab_exp_sum(std::span<const float> logits, float max_logit, float inv_t, float* weights,
                      VocabLanes* lanes);
+
+// How many of x are >= t (a NaN never is); x.size() < 2^31. The sampler's top-k threshold
+// counts with it (built for AVX2 as well: the SSE2 loop took most of a top-k draw).
+int64_t vocab_count_at_least(std::span<const float> x, float t);
 
 }  // namespace anchorage::engine

@@ -1,10 +1,12 @@
-// The two passes of vocab_exp_sum (engine/vocab_exp.h) around its exp, compiled once per ISA
-// (vocab_exp.cc and vocab_exp_avx2.cc include this header; nothing else does). Plain loops the
-// compiler vectorizes: elementwise f32 steps, and 16 lane sums each its own chain in order, so
-// every build gives the same bits.
+// The two passes of vocab_exp_sum (engine/vocab_exp.h) around its exp, and the sampler's count
+// of logits at or above a threshold, compiled once per ISA (vocab_exp.cc and vocab_exp_avx2.cc
+// include this header; nothing else does). Plain loops the compiler vectorizes: elementwise f32
+// steps, 16 lane sums each its own chain in order, and integer counts, so every build gives the
+// same bits.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace anchorage::engine::vocab_detail {
 namespace {
@@ -22,6 +24,18 @@ inline void add_lanes_any(const float* __restrict w, size_t m, double* __restric
   for (size_t i = 0; i < whole; i += 16)
     for (size_t l = 0; l < 16; ++l) sums[l] += double(w[i + l]);
   for (size_t i = whole; i < m; ++i) sums[i - whole] += double(w[i]);
+}
+
+// How many of x[0, n) are >= t (a NaN never is; n < 2^31): 8 counters, one vector of them.
+inline int64_t count_at_least_any(const float* __restrict x, size_t n, float t) {
+  int32_t c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  const size_t whole = n / 8 * 8;
+  for (size_t i = 0; i < whole; i += 8)
+    for (size_t l = 0; l < 8; ++l) c[l] += x[i + l] >= t;
+  int64_t count = 0;
+  for (const int32_t v : c) count += v;
+  for (size_t i = whole; i < n; ++i) count += x[i] >= t;
+  return count;
 }
 
 }  // namespace

@@ -77,19 +77,22 @@ int32_t Sampler::sample(std::span<const float> logits) {
 
 namespace {
 
+// Whether any of x[0, 16) is >= t (tv: t in every lane; a NaN never is): four SSE2 compares.
+bool any_at_least16(const float* x, __m128 tv) {
+  auto ge = [&](int i) { return _mm_cmpge_ps(_mm_loadu_ps(x + i), tv); };
+  return _mm_movemask_ps(_mm_or_ps(_mm_or_ps(ge(0), ge(4)), _mm_or_ps(ge(8), ge(12)))) != 0;
+}
+
 // The sum of w[i] over the i with x[i] >= t, in increasing i: one double chain, the same bits as
 // the plain loop, but a group of 16 without a hit (most of them, unless the distribution is
-// flat) is passed over after four SSE2 compares (the plain loop's compare and branch per logit
-// took two thirds of a peaked top-p draw).
+// flat) is passed over after four compares (the plain loop's compare and branch per logit took
+// two thirds of a peaked top-p draw).
 double mass_at_least(std::span<const float> x, const float* w, float t) {
   const size_t n = x.size(), whole = n / 16 * 16;
   const __m128 tv = _mm_set1_ps(t);
-  auto ge = [&](size_t i) { return _mm_cmpge_ps(_mm_loadu_ps(&x[i]), tv); };
   double m = 0.0;
   for (size_t i = 0; i < whole; i += 16) {
-    if (_mm_movemask_ps(_mm_or_ps(_mm_or_ps(ge(i), ge(i + 4)), _mm_or_ps(ge(i + 8), ge(i + 12)))) ==
-        0)
-      continue;
+    if (!any_at_least16(&x[i], tv)) continue;
     for (size_t j = i; j < i + 16; ++j)
       if (x[j] >= t) m += double(w[j]);
   }
@@ -101,13 +104,14 @@ double mass_at_least(std::span<const float> x, const float* w, float t) {
 }  // namespace
 
 void Sampler::gather_at_least(std::span<const float> logits, float t) {
-  // Four at a time; a group with a hit (rare: the candidates are few) one by one.
+  // Sixteen at a time; a group with a hit (rare: the candidates are few) one by one, so the
+  // candidates come in increasing id.
   cand_.clear();
-  const size_t n = logits.size(), whole = n / 4 * 4;
+  const size_t n = logits.size(), whole = n / 16 * 16;
   const __m128 tv = _mm_set1_ps(t);
-  for (size_t i = 0; i < whole; i += 4) {
-    if (_mm_movemask_ps(_mm_cmpge_ps(_mm_loadu_ps(&logits[i]), tv)) == 0) continue;
-    for (size_t j = i; j < i + 4; ++j)
+  for (size_t i = 0; i < whole; i += 16) {
+    if (!any_at_least16(&logits[i], tv)) continue;
+    for (size_t j = i; j < i + 16; ++j)
       if (logits[j] >= t) cand_.emplace_back(logits[j], int32_t(j));
   }
   for (size_t i = whole; i < n; ++i)
@@ -116,9 +120,15 @@ void Sampler::gather_at_least(std::span<const float> logits, float t) {
 
 float Sampler::threshold_for_count(std::span<const float> logits, float max_logit, int64_t k) {
   // max - d, d doubling, until k tokens are at or above it: the top k are then all among them.
-  for (float d = 1.0f; d <= 1024.0f; d *= 2.0f) {
-    const float t = max_logit - d;
-    if (vocab_count_at_least(logits, t) >= k) return t;
+  // Four d a pass (1, 2, 4, 8; then 16 .. 128; then 256 .. 1024 and 1024 again), the first that
+  // holds k returned: the threshold one pass per d would find.
+  for (float d0 = 1.0f; d0 <= 1024.0f; d0 *= 16.0f) {
+    float t[4];
+    for (int j = 0; j < 4; ++j) t[j] = max_logit - std::min(d0 * float(1 << j), 1024.0f);
+    int64_t counts[4];
+    vocab_counts_at_least(logits, t, counts);
+    for (int j = 0; j < 4; ++j)
+      if (counts[j] >= k) return t[j];
   }
   return -std::numeric_limits<float>::infinity();
 }

@@ -12,13 +12,13 @@ namespace anchorage::engine {
 namespace vocab_detail {
 void scale_avx2(const float* x, size_t m, float max_logit, float inv_t, float* w);
 void add_lanes_avx2(const float* w, size_t m, double* sums);
-int64_t count_at_least_avx2(const float* x, size_t n, float t);
+void counts_at_least_avx2(const float* x, size_t n, const float* t, int64_t* counts);
 }  // namespace vocab_detail
 
-int64_t vocab_count_at_least(std::span<const float> x, float t) {
+void vocab_counts_at_least(std::span<const float> x, const float (&t)[4], int64_t (&counts)[4]) {
   if (core::active_isa() != core::Isa::kScalar)
-    return vocab_detail::count_at_least_avx2(x.data(), x.size(), t);
-  return vocab_detail::count_at_least_any(x.data(), x.size(), t);
+    return vocab_detail::counts_at_least_avx2(x.data(), x.size(), t, counts);
+  vocab_detail::counts_at_least_any(x.data(), x.size(), t, counts);
 }
 
 double vocab_exp_sum(std::span<const float> logits, float max_logit, float inv_t, float* weights,

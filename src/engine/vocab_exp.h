@@ -26,8 +26,9 @@ using VocabLanes = std::array<double, 16>;
 double vocab_exp_sum(std::span<const float> logits, float max_logit, float inv_t, float* weights,
                      VocabLanes* lanes);
 
-// How many of x are >= t (a NaN never is); x.size() < 2^31. The sampler's top-k threshold
-// counts with it (built for AVX2 as well: the SSE2 loop took most of a top-k draw).
-int64_t vocab_count_at_least(std::span<const float> x, float t);
+// counts[j] = how many of x are >= t[j] (a NaN never is); x.size() < 2^31. One pass for four
+// thresholds: the sampler's top-k threshold search tries them four at a time (built for AVX2
+// as well: a pass per threshold in SSE2 took most of a top-k draw).
+void vocab_counts_at_least(std::span<const float> x, const float (&t)[4], int64_t (&counts)[4]);
 
 }  // namespace anchorage::engine

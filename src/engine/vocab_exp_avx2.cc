@@ -13,8 +13,8 @@ void add_lanes_avx2(const float* w, size_t m, double* sums) {
   add_lanes_any(w, m, sums);
 }
 
-int64_t count_at_least_avx2(const float* x, size_t n, float t) {
-  return count_at_least_any(x, n, t);
+void counts_at_least_avx2(const float* x, size_t n, const float* t, int64_t* counts) {
+  counts_at_least_any(x, n, t, counts);
 }
 
 }  // namespace anchorage::engine::vocab_detail

@@ -26,16 +26,27 @@ inline void add_lanes_any(const float* __restrict w, size_t m, double* __restric
   for (size_t i = whole; i < m; ++i) sums[i - whole] += double(w[i]);
 }
 
-// How many of x[0, n) are >= t (a NaN never is; n < 2^31): 8 counters, one vector of them.
-inline int64_t count_at_least_any(const float* __restrict x, size_t n, float t) {
-  int32_t c[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+// counts[j] = how many of x[0, n) are >= t[j], j < 4 (a NaN never is; n < 2^31): one pass for
+// the four, 8 counters each, a vector of them.
+inline void counts_at_least_any(const float* __restrict x, size_t n, const float* t,
+                                int64_t* counts) {
+  int32_t c[4][8] = {};
+  const float t0 = t[0], t1 = t[1], t2 = t[2], t3 = t[3];
   const size_t whole = n / 8 * 8;
-  for (size_t i = 0; i < whole; i += 8)
-    for (size_t l = 0; l < 8; ++l) c[l] += x[i + l] >= t;
-  int64_t count = 0;
-  for (const int32_t v : c) count += v;
-  for (size_t i = whole; i < n; ++i) count += x[i] >= t;
-  return count;
+  for (size_t i = 0; i < whole; i += 8) {
+    for (size_t l = 0; l < 8; ++l) {
+      c[0][l] += x[i + l] >= t0;
+      c[1][l] += x[i + l] >= t1;
+      c[2][l] += x[i + l] >= t2;
+      c[3][l] += x[i + l] >= t3;
+    }
+  }
+  for (int j = 0; j < 4; ++j) {
+    int64_t count = 0;
+    for (const int32_t v : c[j]) count += v;
+    for (size_t i = whole; i < n; ++i) count += x[i] >= t[j];
+    counts[j] = count;
+  }
 }
 
 }  // namespace

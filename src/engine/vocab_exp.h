@@ -1,6 +1,7 @@
-// The softmax weights of a whole vocabulary and their sum, in one fixed order: what the sampler
-// draws from (engine/sampler.h) and what reported logprobs are normalized by
-// (server/token_logprobs.h).
+// Passes over a whole vocabulary's logits. The softmax weights and their sum, in one fixed order:
+// what the sampler draws from (engine/sampler.h) and what reported logprobs are normalized by
+// (server/token_logprobs.h); and the counts of logits at or above thresholds, which the sampler's
+// top-k threshold search makes.
 //
 //   w_i = exp((x_i - max_logit) * inv_t), by the vector exp (kernels::exp_row: the same bits in
 //   every ISA); lane l of 16 adds double(w_l), double(w_l+16), ... in order; the total adds the

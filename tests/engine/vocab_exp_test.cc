@@ -1,9 +1,11 @@
 // engine::vocab_exp_sum: the documented order bit for bit (the vector exp, 16 lanes in order,
-// then the lanes in order), whether it keeps the weights or not, across its chunk boundaries.
+// then the lanes in order), whether it keeps the weights or not, across its chunk boundaries;
+// engine::vocab_counts_at_least: the plain count.
 #include "engine/vocab_exp.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -36,6 +38,25 @@ TEST(VocabExp, OneFixedOrderWithOrWithoutTheWeights) {
     EXPECT_EQ(std::memcmp(&plain, &want, sizeof want), 0) << n;
     EXPECT_EQ(std::memcmp(w.data(), want_w.data(), n * sizeof(float)), 0) << n;
     EXPECT_EQ(std::memcmp(lanes.data(), want_lanes.data(), sizeof lanes), 0) << n;
+  }
+}
+
+// vocab_counts_at_least against the plain count, on every tail length around its groups of 8,
+// with NaNs (never counted) and thresholds equal to logits (counted: >=).
+TEST(VocabExp, CountsAtLeastFourThresholdsAsThePlainLoop) {
+  for (const size_t n : {1, 7, 8, 9, 63, 151936}) {
+    core::Rng rng(n + 1);
+    std::vector<float> x(n);
+    for (float& v : x) v = float(rng.normal() * 4.0);
+    x[n / 2] = std::nanf("");
+    const float t[4] = {x[0], 0.0f, -3.5f, -1e30f};
+    int64_t got[4];
+    vocab_counts_at_least(x, t, got);
+    for (int j = 0; j < 4; ++j) {
+      int64_t want = 0;
+      for (const float v : x) want += v >= t[j];
+      EXPECT_EQ(got[j], want) << n << " " << j;
+    }
   }
 }
 

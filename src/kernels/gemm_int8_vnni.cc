@@ -724,7 +724,6 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
     __m512i S[R][2], Mn[R][2];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) S[r][0] = S[r][1] = Mn[r][0] = Mn[r][1] = _mm512_setzero_si512();
-      // Q3_K's hmask rows serve both halves of the block (bit 4h + t): permuted once.
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
 #pragma GCC unroll 2
@@ -741,20 +740,21 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
           // Q3_K's hmask rows 4g .. 4g + 3 serve both halves of the block (bit 4h + t), but
           // permuted again for each: kept for the block they took 16 registers, and the spills
           // cost more than the permutes.
-          const uint8_t* hm = blk + 4 * g * 32;
+          __m512i h01, h23;
+          if constexpr (kQ3) {
+            h01 = _mm512_loadu_si512(blk + 4 * g * 32);
+            h23 = _mm512_loadu_si512(blk + 4 * g * 32 + 64);
+            // Opaque to the compiler, which would otherwise merge the two halves' permutes and
+            // keep them all in registers again.
+            asm volatile("" : "+v"(h01), "+v"(h23));
+          }
           __m512i v[2], u[2];
 #pragma GCC unroll 2
           for (int c = 0; c < 2; ++c) {
             const __m512i perm = c == 0 ? p0 : p1;
             v[c] =
                 _mm512_permutex2var_epi8(_mm512_loadu_si512(q), perm, _mm512_loadu_si512(q + 64));
-            if (kQ3) {
-              __m512i h01 = _mm512_loadu_si512(hm), h23 = _mm512_loadu_si512(hm + 64);
-              // Opaque to the compiler, which would otherwise merge the two halves' permutes
-              // and keep them all in registers again.
-              asm volatile("" : "+v"(h01), "+v"(h23));
-              u[c] = _mm512_permutex2var_epi8(h01, perm, h23);
-            }
+            if constexpr (kQ3) u[c] = _mm512_permutex2var_epi8(h01, perm, h23);
           }
 #pragma GCC unroll 4
           for (int t = 0; t < 4; ++t) {

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 50;
+inline constexpr int kKernelVersion = 51;
 
 }  // namespace anchorage::kernels

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/aligned_buffer.h"
 #include "core/check.h"
 #include "core/isa.h"
 #include "kernels/gemm_job.h"
@@ -152,25 +153,30 @@ void pack_quantized(const uint8_t* rows, int64_t n, int64_t row_bytes, int64_t b
 
 }  // namespace
 
-PackedWeight::PackedWeight(int64_t n, int64_t k, DType dtype) : n_(n), k_(k), dtype_(dtype) {
+PackedWeight::PackedWeight(int64_t n, int64_t k, DType dtype, const Arena& arena)
+    : n_(n), k_(k), dtype_(dtype) {
   ANCHORAGE_CHECK(n > 0 && k > 0);
   ANCHORAGE_CHECK_MSG(k % core::dtype_block_elements(dtype) == 0,
                       "K must be a multiple of the quantization block");
   // Not zero-filled: every byte is written by the packing (fresh memory is costly to touch
   // twice: docs/performance.md "Start-up"), but a plain type's last panel, whose lanes past n
   // the packing skips and the GEMM reads as 0.
-  data_ = core::AlignedBuffer(size_t(n_panels() * panel_bytes()),
-                              core::AlignedBuffer::Pages::kHugeWhenLarge,
-                              core::AlignedBuffer::Fill::kNone);
+  const size_t bytes = size_t(storage_bytes());
+  if (arena) {
+    data_ = std::shared_ptr<uint8_t>(arena, arena->allocate(bytes));  // shares the arena's count
+  } else {
+    auto own = std::make_shared<core::AlignedBuffer>(
+        bytes, core::AlignedBuffer::Pages::kHugeWhenLarge, core::AlignedBuffer::Fill::kNone);
+    data_ = std::shared_ptr<uint8_t>(own, own->as<uint8_t>());
+  }
   if (n_ % kPanel != 0 && !core::dtype_is_quantized(dtype_))
-    std::memset(static_cast<uint8_t*>(data_.data()) + (n_panels() - 1) * panel_bytes(), 0,
-                size_t(panel_bytes()));
+    std::memset(data_.get() + (n_panels() - 1) * panel_bytes(), 0, size_t(panel_bytes()));
 }
 
-PackedWeight::PackedWeight(const float* w, int64_t n, int64_t k, DType dtype)
-    : PackedWeight(n, k, dtype) {
+PackedWeight::PackedWeight(const float* w, int64_t n, int64_t k, DType dtype, const Arena& arena)
+    : PackedWeight(n, k, dtype, arena) {
   if (!core::dtype_is_quantized(dtype)) {
-    pack_plain_rows(w, DType::kF32, dtype, n, k, data_.data());
+    pack_plain_rows(w, DType::kF32, dtype, n, k, data_.get());
     return;
   }
   // A panel's rows at a time, quantized, then packed like a file's.
@@ -181,20 +187,20 @@ PackedWeight::PackedWeight(const float* w, int64_t n, int64_t k, DType dtype)
     for (int64_t r = 0; r < m; ++r)
       quantize_row(dtype, w + (r0 + r) * k, &rows[size_t(r * row_bytes)], k);
     pack_quantized(rows.data(), m, row_bytes, core::dtype_block_bytes(dtype),
-                   static_cast<uint8_t*>(data_.data()) + (r0 / kPanel) * panel_bytes());
+                   data_.get() + (r0 / kPanel) * panel_bytes());
   }
 }
 
 PackedWeight PackedWeight::from_rows(const void* rows, DType src_type, int64_t n, int64_t k,
-                                     DType storage) {
-  PackedWeight w(n, k, storage);
+                                     DType storage, const Arena& arena) {
+  PackedWeight w(n, k, storage, arena);
   if (core::dtype_is_quantized(src_type) || core::dtype_is_quantized(storage)) {
     ANCHORAGE_CHECK_MSG(src_type == storage, "quantized weights are stored as they come");
     pack_quantized(static_cast<const uint8_t*>(rows), n, core::dtype_row_bytes(src_type, k),
-                   core::dtype_block_bytes(src_type), static_cast<uint8_t*>(w.data_.data()));
+                   core::dtype_block_bytes(src_type), w.data_.get());
     return w;
   }
-  pack_plain_rows(rows, src_type, storage, n, k, w.data_.data());
+  pack_plain_rows(rows, src_type, storage, n, k, w.data_.get());
   return w;
 }
 

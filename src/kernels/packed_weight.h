@@ -17,9 +17,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
-#include "core/aligned_buffer.h"
 #include "core/dtype.h"
+#include "core/huge_page_arena.h"
 
 namespace anchorage::kernels {
 
@@ -27,29 +28,33 @@ class PackedWeight {
  public:
   static constexpr int64_t kPanel = 32;  // output rows per panel (two AVX-512 vectors)
 
+  // Where the panels live: memory of their own (a core::AlignedBuffer: 4 KiB pages under 2 MiB),
+  // or, given an arena, cut from its shared huge pages (core/huge_page_arena.h: what a model's
+  // loader passes). A weight keeps its arena alive; copies share the panels.
+  using Arena = std::shared_ptr<core::HugePageArena>;
+
   PackedWeight() = default;
   // w: [n][k] row-major f32, stored as `dtype` (any type; bf16/f16 round to nearest even,
   // quantized types use kernels::quantize_row, which needs k % block == 0).
-  PackedWeight(const float* w, int64_t n, int64_t k, core::DType dtype);
+  PackedWeight(const float* w, int64_t n, int64_t k, core::DType dtype,
+               const Arena& arena = nullptr);
 
   // rows: [n] rows of k elements of src_type, each core::dtype_row_bytes(src_type, k) bytes,
   // back to back (a GGUF tensor's data). storage: src_type itself (quantized data is kept bit
   // for bit), or, for a plain src_type, any plain type (converted: f32 -> bf16/f16 rounds to
   // nearest even). k must be a multiple of the block size of a quantized type.
   static PackedWeight from_rows(const void* rows, core::DType src_type, int64_t n, int64_t k,
-                                core::DType storage);
+                                core::DType storage, const Arena& arena = nullptr);
 
   int64_t rows() const { return n_; }  // N, outputs
   int64_t cols() const { return k_; }  // K, inputs
   core::DType dtype() const { return dtype_; }
   int64_t n_panels() const { return (n_ + kPanel - 1) / kPanel; }
-  int64_t storage_bytes() const { return int64_t(data_.size()); }
+  int64_t storage_bytes() const { return n_panels() * panel_bytes(); }
   // Bytes of one panel: kPanel * core::dtype_row_bytes(dtype(), K).
   int64_t panel_bytes() const { return kPanel * core::dtype_row_bytes(dtype_, k_); }
   // Panel p (layout above).
-  const void* panel(int64_t p) const {
-    return static_cast<const uint8_t*>(data_.data()) + p * panel_bytes();
-  }
+  const void* panel(int64_t p) const { return data_.get() + p * panel_bytes(); }
   // Panel p's inputs [k0, k0 + kc) as f32 [kc][kPanel] (k-major): what the GEMM multiplies
   // with, the same bits as at(). Runs the active ISA's unpacker (kernels/unpack_impl.h). For a
   // quantized type k0 and kc are multiples of the block size.
@@ -61,7 +66,7 @@ class PackedWeight {
 
  private:
   // Storage for every byte the packing writes (a plain type's last panel zeroed).
-  PackedWeight(int64_t n, int64_t k, core::DType dtype);
+  PackedWeight(int64_t n, int64_t k, core::DType dtype, const Arena& arena);
   // The GGUF bytes of W[row]'s block kb (quantized), gathered from the interleave.
   void block_of(int64_t row, int64_t kb, uint8_t* out) const;
   // Address of W[row][col] (plain types).
@@ -70,7 +75,7 @@ class PackedWeight {
   int64_t n_ = 0;
   int64_t k_ = 0;
   core::DType dtype_ = core::DType::kF32;
-  core::AlignedBuffer data_;
+  std::shared_ptr<uint8_t> data_;  // owns (or keeps alive) the storage_bytes() of panels
 };
 
 }  // namespace anchorage::kernels

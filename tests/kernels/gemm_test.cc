@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -510,6 +511,31 @@ TEST(PackedWeight, QuantizedKeepsBlocksAndDecodesThem) {
     // The f32 constructor quantizes with quantize_row(): the same blocks.
     const PackedWeight q(wf.data(), N, K, t);
     EXPECT_EQ(0, std::memcmp(q.panel(0), w.panel(0), size_t(w.storage_bytes())));
+  }
+}
+
+// Panels cut from a HugePageArena (the model loader's way) hold the bytes a weight of its own
+// holds, a plain type's lanes past N zero as well; a weight keeps the arena alive, and a copy
+// shares its panels.
+TEST(PackedWeight, InAnArenaTheSameBytes) {
+  auto arena = std::make_shared<core::HugePageArena>();
+  std::vector<PackedWeight> in_arena, own;
+  for (DType t : {DType::kQ4_K, DType::kQ8_0, DType::kBF16, DType::kF32}) {
+    const int64_t N = 40, K = 512;
+    const std::vector<float> wf = random_floats(N * K, 23);
+    in_arena.emplace_back(wf.data(), N, K, t, arena);
+    own.emplace_back(wf.data(), N, K, t);
+  }
+  int64_t total = 0;
+  for (const PackedWeight& w : in_arena) total += w.storage_bytes();
+  EXPECT_EQ(arena->allocated_bytes(), size_t(total));
+  arena.reset();  // the weights hold it now
+  const std::vector<PackedWeight> copies = in_arena;
+  for (size_t i = 0; i < own.size(); ++i) {
+    ASSERT_EQ(in_arena[i].storage_bytes(), own[i].storage_bytes());
+    EXPECT_EQ(0, std::memcmp(in_arena[i].panel(0), own[i].panel(0), size_t(own[i].storage_bytes())))
+        << core::dtype_name(own[i].dtype());
+    EXPECT_EQ(copies[i].panel(0), in_arena[i].panel(0));
   }
 }
 

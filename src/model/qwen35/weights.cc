@@ -12,6 +12,7 @@ using kernels::PackedWeight;
 
 Qwen35Weights empty_weights(const Qwen35Config& cfg) {
   Qwen35Weights w;
+  w.arena = std::make_shared<core::HugePageArena>();
   w.layers.resize(size_t(cfg.num_hidden_layers));
   for (int64_t l = 0; l < cfg.num_hidden_layers; ++l) {
     LayerWeights& L = w.layers[size_t(l)];
@@ -39,6 +40,7 @@ struct Source {
   DType type;
   int64_t cols;
   DType storage;  // what linear layers are packed as
+  PackedWeight::Arena arena;
 
   const uint8_t* row(int64_t r) const {
     return static_cast<const uint8_t*>(data) + r * core::dtype_row_bytes(type, cols);
@@ -46,9 +48,9 @@ struct Source {
   // Rows [r0, r0 + n) as one linear layer.
   PackedWeight pack(int64_t r0, int64_t n) const {
     if (type == DType::kF32 && storage != DType::kF32) {
-      return PackedWeight(reinterpret_cast<const float*>(row(r0)), n, cols, storage);
+      return PackedWeight(reinterpret_cast<const float*>(row(r0)), n, cols, storage, arena);
     }
-    return PackedWeight::from_rows(row(r0), type, n, cols, storage);
+    return PackedWeight::from_rows(row(r0), type, n, cols, storage, arena);
   }
   // The first `elements` values as f32 (whole rows, back to back).
   std::vector<float> vec(int64_t elements) const {
@@ -97,7 +99,7 @@ void place_moe(const TensorSlot& s, const Source& src, MoeFfnWeights* m) {
       return;
     case TensorRole::kMoeSharedScale: {
       const std::vector<float> v = src.vec(s.elements());
-      m->shared_scale = PackedWeight(v.data(), 1, s.elements(), DType::kF32);
+      m->shared_scale = PackedWeight(v.data(), 1, s.elements(), DType::kF32, src.arena);
       return;
     }
     default:
@@ -180,11 +182,11 @@ void place(const TensorSlot& s, const Source& src, Qwen35Weights* w) {
 }  // namespace
 
 void place_tensor(const TensorSlot& s, const float* data, DType dtype, Qwen35Weights* w) {
-  place(s, Source{data, DType::kF32, s.cols, storage_for(dtype, s.cols)}, w);
+  place(s, Source{data, DType::kF32, s.cols, storage_for(dtype, s.cols), w->arena}, w);
 }
 
 void place_tensor_raw(const TensorSlot& s, const void* data, DType src_type, Qwen35Weights* w) {
-  place(s, Source{data, src_type, s.cols, src_type}, w);
+  place(s, Source{data, src_type, s.cols, src_type, w->arena}, w);
 }
 
 int64_t decode_weight_bytes(const Qwen35Weights& w) {

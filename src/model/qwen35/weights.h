@@ -63,6 +63,9 @@ struct LayerWeights {
 };
 
 struct Qwen35Weights {
+  // Where the linear layers' panels are cut from: one model's weights on shared huge pages
+  // (core/huge_page_arena.h; empty_weights makes it, the placing below cuts from it).
+  kernels::PackedWeight::Arena arena;
   kernels::PackedWeight embed;    // [V][H]; also the LM head when tied
   kernels::PackedWeight lm_head;  // [V][H]; empty when tied
   std::vector<float> final_norm;  // [H], +1 folded
@@ -72,7 +75,7 @@ struct Qwen35Weights {
 };
 
 // A Qwen35Weights whose layers hold the right mixer and FFN alternatives (MoE layers with E
-// empty experts) and nothing else yet.
+// empty experts) and an arena, and nothing else yet.
 Qwen35Weights empty_weights(const Qwen35Config& cfg);
 
 // Stores one tensor (f32, our conventions, slot's shape) into its place in w; linear layers

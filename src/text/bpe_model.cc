@@ -76,7 +76,7 @@ Result<BpeModel> BpeModel::create(std::vector<std::string> token_bytes,
   m.id_of_bytes_.find_many(joined_pieces, merged);
   m.slot_bits_ = 4;
   while ((size_t{1} << m.slot_bits_) < merges.size() * 2) ++m.slot_bits_;  // load <= 1/2
-  m.slots_.assign(size_t{1} << m.slot_bits_, Slot{kEmptyKey, {0, 0}});
+  m.slots_ = core::HugePageArray<Slot>(size_t{1} << m.slot_bits_, Slot{kEmptyKey, {0, 0}});
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     if (merged[rank] < 0) {
       return Status::invalid_argument("model.merges[" + std::to_string(rank) +

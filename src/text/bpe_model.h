@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/huge_page_array.h"
 #include "core/status.h"
 #include "text/piece_index.h"
 
@@ -81,7 +82,7 @@ class BpeModel {
   // Views into token_bytes_'s strings, which stay put when the vector is moved.
   PieceIndex id_of_bytes_;  // views of token_bytes_
   int32_t byte_id_[256] = {};
-  std::vector<Slot> slots_;
+  core::HugePageArray<Slot> slots_;  // on huge pages: megabytes read at random
   int slot_bits_ = 0;
   bool ignore_merges_ = false;
 };

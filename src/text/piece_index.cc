@@ -36,9 +36,9 @@ void PieceIndex::reserve(size_t n) {
   int bits = bits_;
   while ((size_t{1} << bits) * 3 < n * 4) ++bits;  // load <= 3/4
   if (bits == bits_ && !slots_.empty()) return;
-  std::vector<Slot> old = std::move(slots_);
+  core::HugePageArray<Slot> old = std::move(slots_);
   bits_ = bits;
-  slots_.assign(size_t{1} << bits_, Slot{});
+  slots_ = core::HugePageArray<Slot>(size_t{1} << bits_, Slot{});
   const size_t mask = slots_.size() - 1;
   for (const Slot& slot : old) {
     if (slot.id < 0) continue;

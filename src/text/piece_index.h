@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/huge_page_array.h"
+
 namespace anchorage::text {
 
 class PieceIndex {
@@ -42,7 +44,7 @@ class PieceIndex {
   bool insert_hashed(std::string_view key, uint64_t hash, int32_t id, int32_t* existing);
   int32_t find_hashed(std::string_view key, uint64_t hash) const;
 
-  std::vector<Slot> slots_;
+  core::HugePageArray<Slot> slots_;  // on huge pages: megabytes read at random
   size_t used_ = 0;
   int bits_ = 0;
 };

@@ -1,6 +1,8 @@
 // Tokenizer speed on the opencode captures rendered with the Qwen3 chat template (the
 // `trace/*/render` rows of tests/text/golden/tokenizer_golden.jsonl, ~32 KB prompts): encode
-// MB/s with a warm and a cold piece cache, decode and stream-decode MB/s, and load time.
+// MB/s with a warm and a cold piece cache, decode and stream-decode MB/s, and load time: from
+// tokenizer.json, and from a GGUF file's tokenizer.ggml.* arrays (the file's parse, then the
+// tokenizer built from it, as `anchorage serve --model FILE.gguf` does at start).
 // Prints Google Benchmark's JSON with --benchmark_format=json; bytes_per_second is in bytes
 // of UTF-8 text. Run:  build/bench/tokenizer_bench --benchmark_format=json
 #include <benchmark/benchmark.h>
@@ -8,13 +10,20 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "model/gguf/gguf_file.h"
+#include "model/gguf/gguf_writer.h"
+#include "model/gguf/mapped_file.h"
+#include "server/gguf_text.h"
+#include "text/bpe_vocab.h"
 #include "text/stream_decoder.h"
 #include "text/tokenizer.h"
+#include "text/tokenizer_spec.h"
 
 namespace {
 
@@ -136,6 +145,58 @@ void BM_Load(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Load)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// The Qwen3 vocabulary written as a GGUF file's tokenizer.ggml.* keys (bytes in memory).
+const std::string& vocabulary_gguf() {
+  using anchorage::model::gguf::GgufType;
+  using anchorage::model::gguf::GgufValue;
+  static const std::string bytes = [] {
+    std::ifstream in(kTokenizerPath);
+    const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto spec = anchorage::text::parse_tokenizer_json(json);
+    if (!spec) die(spec.error().to_string());
+    const anchorage::text::BpeVocab v = anchorage::text::vocab_from_spec(*spec, "qwen2", 151936);
+    anchorage::model::gguf::GgufWriter w;
+    w.add("tokenizer.ggml.model", GgufValue::string("gpt2"));
+    w.add("tokenizer.ggml.pre", GgufValue::string(v.pre));
+    w.add("tokenizer.ggml.tokens", GgufValue::string_array(v.tokens));
+    w.add("tokenizer.ggml.token_type",
+          GgufValue::int_array(GgufType::kI32,
+                               std::vector<int64_t>(v.token_types.begin(), v.token_types.end())));
+    w.add("tokenizer.ggml.merges", GgufValue::string_array(v.merges));
+    return w.serialize();
+  }();
+  return bytes;
+}
+
+anchorage::model::gguf::GgufFile parse_vocabulary_gguf() {
+  const std::string& b = vocabulary_gguf();
+  auto f = anchorage::model::gguf::GgufFile::parse(
+      anchorage::model::gguf::MappedFile::view(b.data(), b.size()));
+  if (!f) die(f.error().to_string());
+  return std::move(f).value();
+}
+
+// GgufFile::parse of the vocabulary's file: 300k strings (views since the nineteenth session).
+void BM_ParseGgufVocabulary(benchmark::State& state) {
+  vocabulary_gguf();
+  for (auto _ : state) {
+    auto f = parse_vocabulary_gguf();
+    benchmark::DoNotOptimize(f.metadata().size());
+  }
+}
+BENCHMARK(BM_ParseGgufVocabulary)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+// The tokenizer from a parsed file's arrays (server::gguf_tokenizer): the start's tokenizer thread.
+void BM_LoadFromGguf(benchmark::State& state) {
+  const auto f = parse_vocabulary_gguf();
+  for (auto _ : state) {
+    auto t = anchorage::server::gguf_tokenizer(f);
+    if (!t) die(t.error().to_string());
+    benchmark::DoNotOptimize(t->vocab_size());
+  }
+}
+BENCHMARK(BM_LoadFromGguf)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 }  // namespace
 

@@ -26,7 +26,7 @@ int usage_error(const std::string& msg) {
 }
 
 // A printable form of a string: escapes, and only its length when long.
-std::string show_string(const std::string& s) {
+std::string show_string(std::string_view s) {
   if (s.size() > 64) return "<string of " + std::to_string(s.size()) + " bytes>";
   std::string out = "\"";
   for (unsigned char c : s) {
@@ -86,7 +86,7 @@ nlohmann::ordered_json value_json(const GgufValue& v) {
   nlohmann::ordered_json a = nlohmann::ordered_json::array();
   for (uint64_t i = 0; i < v.count; ++i) {
     if (v.elem == GgufType::kString) {
-      a.push_back(v.strings[size_t(i)]);
+      a.push_back(std::string(v.strings[size_t(i)]));
     } else if (v.elem == GgufType::kArray) {
       a.push_back(value_json(v.arrays[size_t(i)]));
     } else {

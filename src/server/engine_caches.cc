@@ -27,16 +27,6 @@ int64_t engine_fixed_bytes(const engine::Engine& engine) {
          c.bytes_per_token * engine.capacity();
 }
 
-std::vector<int32_t> glue_ids(const text::Tokenizer& tok) {
-  std::vector<int32_t> ids;
-  for (int32_t id = 0; id < tok.vocab_size(); ++id) {
-    if (tok.is_added(id)) continue;
-    const std::string_view b = tok.token_bytes(id);
-    if (!b.empty() && b.find_first_not_of(" \t\n\r") == std::string_view::npos) ids.push_back(id);
-  }
-  return ids;
-}
-
 }  // namespace
 
 std::string session_tag(uint64_t hash, bool has_session) {
@@ -57,7 +47,7 @@ EngineCaches::EngineCaches(const CacheOptions& options, engine::Engine& engine,
       budget_(options.budget, engine_fixed_bytes(engine)),
       planner_(options.planner),
       summary_ahead_(options.prepare) {
-  resident_.set_glue_ids(glue_ids(tokenizer));
+  resident_.set_glue_ids(tokenizer.whitespace_ids());
   resident_.set_park_give_up_hook(
       [this](const cache::ParkedSession::Contents& p) { spill_given_up(p); });
   // Shedding order, cheapest first (the seed's "Memory"): responses, the state store, body

@@ -17,7 +17,7 @@ bool gguf_has_tokenizer(const GgufFile& f) {
 
 namespace {
 
-Result<const std::vector<std::string>*> string_array(const GgufFile& f, const char* key) {
+Result<const std::vector<std::string_view>*> string_array(const GgufFile& f, const char* key) {
   const GgufValue* v = f.find(key);
   if (v == nullptr) return Status::not_found(std::string("gguf: missing key '") + key + "'");
   if (v->type != GgufType::kArray || v->elem != GgufType::kString) {

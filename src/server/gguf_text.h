@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -20,9 +21,9 @@ bool gguf_has_tokenizer(const model::gguf::GgufFile& f);
 // The vocabulary of a file: its tokens and merges where the file holds them (f must outlive
 // it), the token types and the pre-tokenizer name copied out.
 struct GgufVocab {
-  const std::vector<std::string>* tokens = nullptr;
+  const std::vector<std::string_view>* tokens = nullptr;
   std::vector<int32_t> token_types;
-  const std::vector<std::string>* merges = nullptr;
+  const std::vector<std::string_view>* merges = nullptr;
   std::string pre;
 
   text::BpeVocabRef ref() const {

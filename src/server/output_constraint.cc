@@ -31,12 +31,7 @@ ConstraintVocab make_constraint_vocab(const text::Tokenizer& tok) {
   v.think_open = id_of(tok, "<think>");
   v.think_close = id_of(tok, "</think>");
   v.tool_call_open = id_of(tok, "<tool_call>");
-  for (int32_t id = 0; id < tok.vocab_size(); ++id) {
-    if (tok.is_added(id)) continue;
-    const std::string_view bytes = tok.token_bytes(id);
-    if (bytes.empty()) continue;
-    if (bytes.find_first_not_of(" \t\n\r") == std::string_view::npos) v.whitespace.push_back(id);
-  }
+  v.whitespace = tok.whitespace_ids();
   v.close_phrase = tok.encode(kReasoningClosePhrase);
   return v;
 }

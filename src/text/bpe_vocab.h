@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -35,16 +36,20 @@ struct BpeVocab {
 
 // A vocabulary's arrays where they already are (a GGUF file's, or a BpeVocab's), so that
 // reading one copies no token: 300k strings of a GGUF vocabulary were copied twice before the
-// spec was built (docs/performance.md "Start-up"). The arrays must outlive it.
+// spec was built (docs/performance.md "Start-up"). The strings are views (a parsed GGUF file
+// holds its string arrays as views of the mapped file); the arrays must outlive the ref.
 struct BpeVocabRef {
-  std::span<const std::string> tokens;
+  std::span<const std::string_view> tokens;
   std::span<const int32_t> token_types;  // empty = every token normal
-  std::span<const std::string> merges;
+  std::span<const std::string_view> merges;
   std::string_view pre;
 
   BpeVocabRef() = default;
-  BpeVocabRef(const BpeVocab& v)  // NOLINT: a BpeVocab is read through its ref
-      : tokens(v.tokens), token_types(v.token_types), merges(v.merges), pre(v.pre) {}
+  // Views of v's strings, held by the ref (and its copies); v must outlive them.
+  BpeVocabRef(const BpeVocab& v);  // NOLINT: a BpeVocab is read through its ref
+
+ private:
+  std::shared_ptr<const std::vector<std::string_view>> views_;  // v's tokens, then its merges
 };
 
 // The spec of a vocabulary. InvalidArgument names the bad token or merge; Unsupported names a

@@ -44,6 +44,7 @@ int byte_level_byte(char32_t cp) {
 
 bool byte_level_to_bytes(std::string_view piece, std::string* bytes) {
   bytes->clear();
+  bytes->reserve(piece.size());  // at most one byte per character: one allocation, not a growth
   size_t i = 0;
   while (i < piece.size()) {
     const Utf8Scan c = utf8_scan(piece, i);

@@ -35,6 +35,16 @@ std::string pre_tokenizer_pattern(std::string_view pre) {
   return "";
 }
 
+BpeVocabRef::BpeVocabRef(const BpeVocab& v) : token_types(v.token_types), pre(v.pre) {
+  auto views = std::make_shared<std::vector<std::string_view>>();
+  views->reserve(v.tokens.size() + v.merges.size());
+  views->insert(views->end(), v.tokens.begin(), v.tokens.end());
+  views->insert(views->end(), v.merges.begin(), v.merges.end());
+  tokens = std::span<const std::string_view>(*views).first(v.tokens.size());
+  merges = std::span<const std::string_view>(*views).subspan(v.tokens.size());
+  views_ = std::move(views);
+}
+
 Result<TokenizerSpec> spec_from_vocab(const BpeVocabRef& v) {
   TokenizerSpec spec;
   spec.split_pattern = pre_tokenizer_pattern(v.pre);
@@ -56,7 +66,7 @@ Result<TokenizerSpec> spec_from_vocab(const BpeVocabRef& v) {
   std::vector<int32_t> piece_ids;
   for (size_t id = 0; id < v.tokens.size(); ++id) {
     const int32_t type = v.token_types.empty() ? kBpeTokenNormal : v.token_types[id];
-    const std::string& tok = v.tokens[id];
+    const std::string_view tok = v.tokens[id];
     switch (type) {
       case kBpeTokenNormal: {
         std::string& bytes = spec.token_bytes[id];
@@ -74,7 +84,7 @@ Result<TokenizerSpec> spec_from_vocab(const BpeVocabRef& v) {
           return Status::invalid_argument("tokenizer.ggml.tokens[" + std::to_string(id) +
                                           "]: empty added token");
         }
-        spec.added_tokens.push_back({tok, int32_t(id), type == kBpeTokenControl});
+        spec.added_tokens.push_back({std::string(tok), int32_t(id), type == kBpeTokenControl});
         break;
       case kBpeTokenUnused:
         break;

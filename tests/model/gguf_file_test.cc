@@ -7,6 +7,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,7 +81,46 @@ TEST(GgufFileTest, EveryMetadataTypeRoundTrips) {
     EXPECT_EQ(*f->find("a.int.i16")->as_int_array(), (std::vector<int64_t>{0, 1, 100, 127}));
     EXPECT_EQ(*f->find("a.bool")->as_int_array(), (std::vector<int64_t>{1, 0, 1}));
     EXPECT_EQ(f->find("a.nested")->arrays[1].strings[0], "x");
+    EXPECT_FALSE(f->find("a.f32")->as_int_array().has_value());
+    EXPECT_EQ(*f->find("a.empty")->as_int_array(), std::vector<int64_t>{});
   }
+  // Every integer width's elements as the scalar of that type reads: signed ones sign-extended,
+  // a u64 above INT64_MAX refused.
+  const std::vector<int64_t> signed_values = {-1, -128, 127, 0};
+  for (GgufType t : {GgufType::kI8, GgufType::kI16, GgufType::kI32, GgufType::kI64}) {
+    const GgufValue a = GgufValue::int_array(t, signed_values);
+    EXPECT_EQ(*a.as_int_array(), signed_values) << gguf_type_name(t);
+    for (uint64_t i = 0; i < a.count; ++i)
+      EXPECT_EQ(*a.element(i).as_int(), signed_values[size_t(i)]) << gguf_type_name(t);
+  }
+  EXPECT_EQ(*GgufValue::int_array(GgufType::kU32, {4000000000ll}).as_int_array(),
+            std::vector<int64_t>{4000000000ll});
+  GgufValue big = GgufValue::int_array(GgufType::kU64, {1});
+  for (size_t k = 0; k < 8; ++k) big.raw[k] = 0xff;  // 2^64 - 1
+  EXPECT_FALSE(big.as_int_array().has_value());
+}
+
+// A parsed string array views the file's bytes (no copy of a vocabulary's 300k strings), and a
+// copy of the value keeps them alive after the file is gone.
+TEST(GgufFileTest, StringArraysViewTheFileAndKeepItAlive) {
+  GgufWriter w(3);
+  w.add("a.strings", GgufValue::string_array({"a", "", "Ġhello", "[PAD7]"}));
+  std::optional<GgufValue> copy;
+  {
+    auto f = parse(w.serialize());
+    ASSERT_TRUE(f.has_value()) << f.error().to_string();
+    const GgufValue* v = f->find("a.strings");
+    const char* begin = reinterpret_cast<const char*>(f->file().data());
+    for (std::string_view s : v->strings) {
+      EXPECT_GE(s.data(), begin);
+      EXPECT_LE(s.data() + s.size(), begin + f->file().size());
+    }
+    copy = *v;
+  }
+  ASSERT_EQ(copy->strings.size(), 4u);
+  EXPECT_EQ(copy->strings[2], "Ġhello");
+  EXPECT_EQ(copy->strings[3], "[PAD7]");
+  EXPECT_TRUE(*copy == GgufValue::string_array({"a", "", "Ġhello", "[PAD7]"}));
 }
 
 TEST(GgufFileTest, TypedGettersNameTheKey) {

@@ -136,5 +136,18 @@ TEST_F(TokenizerGolden, StreamDecodeEqualsDecode) {
   }
 }
 
+// whitespace_ids() is the plain definition over every id: not an added token, bytes non-empty and
+// only spaces, tabs and newlines (Qwen3 has a few hundred such pieces: runs of spaces, "\n\n").
+TEST_F(TokenizerGolden, WhitespaceIdsAreThePlainLoop) {
+  std::vector<int32_t> want;
+  for (int32_t id = 0; id < tok_->vocab_size(); ++id) {
+    if (tok_->is_added(id)) continue;
+    const std::string_view b = tok_->token_bytes(id);
+    if (!b.empty() && b.find_first_not_of(" \t\n\r") == std::string_view::npos) want.push_back(id);
+  }
+  EXPECT_GT(want.size(), 50u);
+  EXPECT_EQ(tok_->whitespace_ids(), want);
+}
+
 }  // namespace
 }  // namespace anchorage::text

@@ -19,7 +19,10 @@ constexpr uint64_t kMaxStringBytes = uint64_t(1) << 30;
 
 class Reader {
  public:
-  Reader(const uint8_t* p, size_t n) : p_(p), n_(n) {}
+  // owner: what keeps p's bytes alive, shared by the string arrays that view them.
+  Reader(const uint8_t* p, size_t n, std::shared_ptr<const void> owner)
+      : p_(p), n_(n), owner_(std::move(owner)) {}
+  const std::shared_ptr<const void>& owner() const { return owner_; }
   size_t pos() const { return pos_; }
   size_t left() const { return n_ - pos_; }
 
@@ -57,11 +60,18 @@ class Reader {
   }
   // string() without a name: false, and nothing read, where string() would fail.
   bool try_string(std::string* s) {
+    std::string_view v;
+    if (!try_string_view(&v)) return false;
+    s->assign(v);
+    return true;
+  }
+  // try_string() as a view of the bytes (valid while owner() lives).
+  bool try_string_view(std::string_view* s) {
     uint64_t len = 0;
     if (left() < sizeof len) return false;
     std::memcpy(&len, p_ + pos_, sizeof len);
     if (len > kMaxStringBytes || len > left() - sizeof len) return false;
-    s->assign(reinterpret_cast<const char*>(p_ + pos_ + sizeof len), size_t(len));
+    *s = std::string_view(reinterpret_cast<const char*>(p_ + pos_ + sizeof len), size_t(len));
     pos_ += sizeof len + size_t(len);
     return true;
   }
@@ -73,6 +83,7 @@ class Reader {
   }
   const uint8_t* p_;
   size_t n_;
+  std::shared_ptr<const void> owner_;
   size_t pos_ = 0;
 };
 
@@ -110,10 +121,11 @@ Status read_array(Reader* r, const std::string& what, int depth, GgufValue* v) {
   }
   if (v->elem == GgufType::kString) {
     v->strings.resize(size_t(count));
+    v->string_bytes = r->owner();
     for (uint64_t i = 0; i < count; ++i) {
-      std::string* str = &v->strings[size_t(i)];
-      if (r->try_string(str)) continue;
-      if (Status s = r->string(str, what + "[" + std::to_string(i) + "]"); !s.is_ok()) return s;
+      if (r->try_string_view(&v->strings[size_t(i)])) continue;
+      std::string unused;  // try_string_view failed: string() names the element that does not fit
+      if (Status s = r->string(&unused, what + "[" + std::to_string(i) + "]"); !s.is_ok()) return s;
     }
     return Status::ok();
   }
@@ -194,7 +206,7 @@ std::string GgufTensorInfo::shape_string() const {
 Result<GgufFile> GgufFile::parse(std::shared_ptr<const MappedFile> file) {
   GgufFile g;
   g.file_ = std::move(file);
-  Reader r(g.file_->data(), g.file_->size());
+  Reader r(g.file_->data(), g.file_->size(), g.file_);
   uint32_t magic = 0;
   if (Status s = r.u32(&magic, "magic"); !s.is_ok()) return s;
   if (magic != kGgufMagic)

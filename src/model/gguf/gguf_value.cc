@@ -73,7 +73,9 @@ GgufValue GgufValue::string_array(std::vector<std::string> s) {
   v.type = GgufType::kArray;
   v.elem = GgufType::kString;
   v.count = s.size();
-  v.strings = std::move(s);
+  auto owned = std::make_shared<const std::vector<std::string>>(std::move(s));
+  v.strings.assign(owned->begin(), owned->end());
+  v.string_bytes = std::move(owned);
   return v;
 }
 
@@ -134,8 +136,15 @@ bool GgufValue::is_integer() const {
   }
 }
 
-std::optional<int64_t> GgufValue::as_int() const {
-  switch (type) {
+namespace {
+
+// The value of an integer scalar of type t from its zero-extended bytes (bool too, as 0 or 1,
+// when with_bool), or nullopt: as_int() and as_int_array() alike.
+std::optional<int64_t> int_of(GgufType t, uint64_t bits, bool with_bool) {
+  switch (t) {
+    case GgufType::kBool:
+      if (!with_bool) return std::nullopt;
+      return int64_t(bits);
     case GgufType::kU8:
     case GgufType::kU16:
     case GgufType::kU32:
@@ -154,6 +163,12 @@ std::optional<int64_t> GgufValue::as_int() const {
     default:
       return std::nullopt;
   }
+}
+
+}  // namespace
+
+std::optional<int64_t> GgufValue::as_int() const {
+  return int_of(type, bits, false);
 }
 
 std::optional<double> GgufValue::as_double() const {
@@ -190,13 +205,11 @@ std::optional<std::vector<int64_t>> GgufValue::as_int_array() const {
   if (type != GgufType::kArray || gguf_scalar_size(elem) == 0) return std::nullopt;
   std::vector<int64_t> out;
   out.reserve(size_t(count));
-  for (uint64_t i = 0; i < count; ++i) {
-    const GgufValue e = element(i);
-    if (e.type == GgufType::kBool) {
-      out.push_back(int64_t(e.bits));
-      continue;
-    }
-    auto x = e.as_int();
+  const size_t size = size_t(gguf_scalar_size(elem));
+  for (size_t i = 0; i < size_t(count); ++i) {  // element(i)'s bits, without a GgufValue each
+    uint64_t b = 0;
+    std::memcpy(&b, raw.data() + i * size, size);  // little-endian host, as GGUF
+    auto x = int_of(elem, b, true);
     if (!x) return std::nullopt;
     out.push_back(*x);
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,9 +43,13 @@ struct GgufValue {
   // of the three vectors below, by elem.
   GgufType elem = GgufType::kU8;
   uint64_t count = 0;
-  std::vector<uint8_t> raw;          // scalar elements, count * gguf_scalar_size(elem) bytes
-  std::vector<std::string> strings;  // string elements
-  std::vector<GgufValue> arrays;     // array elements
+  std::vector<uint8_t> raw;  // scalar elements, count * gguf_scalar_size(elem) bytes
+  // String elements, as views: of the mapped file for a parsed value (a vocabulary's 300k
+  // strings copied out were most of a parse: docs/performance.md "Start-up"), of the strings a
+  // builder was given otherwise. string_bytes keeps the viewed bytes alive, copies share it.
+  std::vector<std::string_view> strings;
+  std::shared_ptr<const void> string_bytes;
+  std::vector<GgufValue> arrays;  // array elements
 
   // Builders.
   static GgufValue u8(uint8_t v) { return scalar(GgufType::kU8, v); }

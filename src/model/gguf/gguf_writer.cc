@@ -15,7 +15,7 @@ namespace {
 void put_le(std::string* out, uint64_t v, int bytes) {
   for (int b = 0; b < bytes; ++b) out->push_back(char(uint8_t(v >> (8 * b))));
 }
-void put_string(std::string* out, const std::string& s) {
+void put_string(std::string* out, std::string_view s) {
   put_le(out, s.size(), 8);
   out->append(s);
 }
@@ -25,7 +25,7 @@ void put_array_body(std::string* out, const GgufValue& v) {
   put_le(out, v.count, 8);
   if (v.elem == GgufType::kString) {
     ANCHORAGE_CHECK(v.strings.size() == v.count);
-    for (const std::string& s : v.strings) put_string(out, s);
+    for (std::string_view s : v.strings) put_string(out, s);
   } else if (v.elem == GgufType::kArray) {
     ANCHORAGE_CHECK(v.arrays.size() == v.count);
     for (const GgufValue& a : v.arrays) put_array_body(out, a);

@@ -40,8 +40,12 @@ core::Result<text::Tokenizer> read_tokenizer(const model::gguf::GgufFile& file,
 core::Result<std::unique_ptr<model::Architecture>> load_gguf(const ModelSpec& spec,
                                                              ServedModel* out,
                                                              std::vector<int64_t>* eos_ids) {
+  const int64_t t_open = core::now_ns();
   auto file = model::gguf::GgufFile::open(spec.gguf_path);
   if (!file) return file.error();
+  ANCHORAGE_LOG_INFO("start: %s mapped and parsed in %.2f s (%zu keys, %zu tensors)",
+                     spec.gguf_path.c_str(), seconds_since(t_open), file->metadata().size(),
+                     file->tensors().size());
   if (core::Status s = check_gguf_chat_template(*file, spec.chat_template); !s.is_ok()) {
     return core::Status(s.code() == core::StatusCode::kInvalidArgument
                             ? s

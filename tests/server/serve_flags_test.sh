@@ -173,4 +173,19 @@ err="$("$bin" serve --preset tiny --port "$port" --ctx 2048 --threads 1 --tokeni
 rc=$?
 [ $rc -eq 1 ] || fail "a second server on port $port exited $rc"
 grep -q "in use" <<<"$err" || fail "a second server on port $port did not say the port is in use: $err"
-echo "serve_flags: 5 passed, 0 failed"
+kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+# A GGUF file with its tokenizer inside: the start prints every phase of its load.
+gguf="$(mktemp --suffix=.gguf)"
+trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -f "$log" "$gguf"' EXIT
+"$bin" gguf-random --preset tiny --type q8_0 --tokenizer-dir "$tokdir" --out "$gguf" >/dev/null 2>&1 \
+  || fail "gguf-random"
+: >"$log"
+"$bin" serve --model "$gguf" --port 0 -c 2048 -t 1 --no-cache 2>"$log" &
+pid=$!
+url="$(server_url "$log" "$pid")" || fail "the server of a GGUF file did not start"
+for phase in "mapped and parsed in" "start: loading the tokenizer from the model file" \
+             "start: tokenizer ready" "start: loading weights from" "start: weights loaded in" \
+             "start: engine ready" "start: ready in"; do
+  grep -qF -- "$phase" "$log" || fail "no start-up line '$phase' for a GGUF file"
+done
+echo "serve_flags: 6 passed, 0 failed"

@@ -112,11 +112,15 @@ pid=$!
 # shellcheck source=server_url.sh
 source "$(dirname "$0")/server_url.sh"
 url="$(server_url "$log" "$pid")" || fail "the server did not start"
-for phase in "start: loading the tokenizer from" "start: tokenizer ready" \
-             "start: making random weights" "start: weights ready" "start: engine ready" \
-             "start: ready in" "listening on http://"; do
-  grep -qF -- "$phase" "$log" || fail "no start-up line '$phase'"
-done
+# Every given start-up line is in the log ($1 names the server in the failure).
+expect_start_lines() {
+  local what="$1" phase
+  shift
+  for phase in "$@"; do grep -qF -- "$phase" "$log" || fail "no start-up line '$phase' ($what)"; done
+}
+expect_start_lines "random weights" "start: loading the tokenizer from" "start: tokenizer ready" \
+  "start: making random weights" "start: weights ready" "start: engine ready" "start: ready in" \
+  "listening on http://"
 props="$(curl -sf "$url/props")" || fail "GET /props"
 /usr/bin/env python3 - "$props" <<'PY' || fail "-c / -n did not reach the server: $props"
 import json, sys
@@ -183,9 +187,7 @@ trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -f "$log" "$gguf"' EX
 "$bin" serve --model "$gguf" --port 0 -c 2048 -t 1 --no-cache 2>"$log" &
 pid=$!
 url="$(server_url "$log" "$pid")" || fail "the server of a GGUF file did not start"
-for phase in "mapped and parsed in" "start: loading the tokenizer from the model file" \
-             "start: tokenizer ready" "start: loading weights from" "start: weights loaded in" \
-             "start: engine ready" "start: ready in"; do
-  grep -qF -- "$phase" "$log" || fail "no start-up line '$phase' for a GGUF file"
-done
+expect_start_lines "a GGUF file" "mapped and parsed in" \
+  "start: loading the tokenizer from the model file" "start: tokenizer ready" \
+  "start: loading weights from" "start: weights loaded in" "start: engine ready" "start: ready in"
 echo "serve_flags: 6 passed, 0 failed"

@@ -19,14 +19,8 @@ while [ $# -gt 0 ]; do
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
-root=$(git rev-parse --show-toplevel)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-for variant in layout probe; do
-  mkdir -p "$work/$variant"
-  git -C "$root" archive HEAD | tar -x -C "$work/$variant"
-  ln -s "$root/.cache" "$work/$variant/.cache" 2>/dev/null || true
-done
+# shellcheck source=scripts/probe_trees.sh
+source "$(dirname "$0")/probe_trees.sh"
 python3 - "$work/probe/src/kernels/attention_impl.h" <<'PY'
 import sys
 p = sys.argv[1]

@@ -35,7 +35,7 @@ class HugePageArena {
   // of the chunk it closes unused).
   uint8_t* allocate(size_t bytes);
 
-  // Bytes handed out and bytes mapped for them (both for tests and logs).
+  // Bytes handed out and bytes mapped for them (tests check the arena's bookkeeping).
   size_t allocated_bytes() const;
   size_t mapped_bytes() const;
 

@@ -165,6 +165,14 @@ std::optional<int64_t> int_of(GgufType t, uint64_t bits, bool with_bool) {
   }
 }
 
+// Element i's bytes of a scalar array, zero-extended (the host is little-endian, as GGUF).
+uint64_t element_bits(const GgufValue& v, uint64_t i) {
+  const size_t size = size_t(gguf_scalar_size(v.elem));
+  uint64_t b = 0;
+  std::memcpy(&b, v.raw.data() + size_t(i) * size, size);
+  return b;
+}
+
 }  // namespace
 
 std::optional<int64_t> GgufValue::as_int() const {
@@ -193,23 +201,16 @@ std::optional<bool> GgufValue::as_bool() const {
 }
 
 GgufValue GgufValue::element(uint64_t i) const {
-  const int64_t size = gguf_scalar_size(elem);
-  ANCHORAGE_CHECK(type == GgufType::kArray && size > 0 && i < count);
-  uint64_t b = 0;
-  for (int64_t k = 0; k < size; ++k)
-    b |= uint64_t(raw[size_t(i * uint64_t(size) + uint64_t(k))]) << (8 * k);
-  return scalar(elem, b);
+  ANCHORAGE_CHECK(type == GgufType::kArray && gguf_scalar_size(elem) > 0 && i < count);
+  return scalar(elem, element_bits(*this, i));
 }
 
 std::optional<std::vector<int64_t>> GgufValue::as_int_array() const {
   if (type != GgufType::kArray || gguf_scalar_size(elem) == 0) return std::nullopt;
   std::vector<int64_t> out;
   out.reserve(size_t(count));
-  const size_t size = size_t(gguf_scalar_size(elem));
-  for (size_t i = 0; i < size_t(count); ++i) {  // element(i)'s bits, without a GgufValue each
-    uint64_t b = 0;
-    std::memcpy(&b, raw.data() + i * size, size);  // little-endian host, as GGUF
-    auto x = int_of(elem, b, true);
+  for (uint64_t i = 0; i < count; ++i) {  // element(i)'s bits, without a GgufValue each
+    auto x = int_of(elem, element_bits(*this, i), true);
     if (!x) return std::nullopt;
     out.push_back(*x);
   }

@@ -1,14 +1,16 @@
-// HugePageArray<T>: a fixed-size array of trivially copyable T in a core::AlignedBuffer, so that
-// an array of 2 MiB or more sits on transparent huge pages where a std::vector's would be
-// malloc's 4 KiB pages. For the tables a load builds once and then reads at random (a
-// tokenizer's hash tables, 6-8 MB each): on a VM whose host backs guest memory at its first
-// write, each fresh 4 KiB page costs about 10 us (docs/performance.md "Start-up"), and random
-// reads over megabytes of small pages miss the TLB. Move-only.
+// HugePageArray<T>: a fixed-size array of trivially copyable T, zero bits to start with, in a
+// core::AlignedBuffer, so that an array of 2 MiB or more sits on transparent huge pages where a
+// std::vector's would be malloc's 4 KiB pages, and is fresh zero pages of an anonymous mapping,
+// never filled (a table whose empty slot is zero bits needs no pass to start). For the tables a
+// load builds once and then reads at random (a tokenizer's hash tables, 4-8 MB each): on a VM
+// whose host backs guest memory at its first write, each fresh 4 KiB page costs about 10 us
+// (docs/performance.md "Start-up"), and random reads over megabytes of small pages miss the
+// TLB. Move-only.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 #include "core/aligned_buffer.h"
 
@@ -20,11 +22,11 @@ class HugePageArray {
 
  public:
   HugePageArray() = default;
-  HugePageArray(size_t n, const T& fill)
-      : buf_(n * sizeof(T), AlignedBuffer::Pages::kHugeWhenLarge, AlignedBuffer::Fill::kNone),
-        n_(n) {
-    std::fill_n(data(), n, fill);
-  }
+  // n elements of zero bits: an array of 2 MiB or more is fresh anonymous memory, zero already,
+  // and a page is first touched where it is first written.
+  explicit HugePageArray(size_t n)
+      : buf_(n * sizeof(T), AlignedBuffer::Pages::kHugeWhenLarge, AlignedBuffer::Fill::kZero),
+        n_(n) {}
   HugePageArray(HugePageArray&& o) noexcept : buf_(std::move(o.buf_)), n_(o.n_) { o.n_ = 0; }
   HugePageArray& operator=(HugePageArray&& o) noexcept {
     buf_ = std::move(o.buf_);

@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "core/check.h"
+#include "text/vocab_resolve.h"
 
 namespace anchorage::text {
 
@@ -14,7 +15,9 @@ using core::Status;
 namespace {
 
 uint64_t pair_key(int32_t left, int32_t right) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+  return ((static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
+          static_cast<uint32_t>(right)) +
+         1;
 }
 
 size_t slot_of(uint64_t key, int bits) {
@@ -23,60 +26,44 @@ size_t slot_of(uint64_t key, int bits) {
 
 }  // namespace
 
-Result<BpeModel> BpeModel::create(std::vector<std::string> token_bytes,
+Result<BpeModel> BpeModel::create(TokenBytes token_bytes,
                                   const std::vector<std::pair<int32_t, int32_t>>& merges,
-                                  bool ignore_merges) {
+                                  bool ignore_merges, PieceIndex index) {
   BpeModel m;
   m.ignore_merges_ = ignore_merges;
   m.token_bytes_ = std::move(token_bytes);
-  const auto n_ids = static_cast<int32_t>(m.token_bytes_.size());
-  std::fill(std::begin(m.byte_id_), std::end(m.byte_id_), -1);
-  std::vector<std::string_view> pieces;
-  std::vector<int32_t> piece_ids;
-  pieces.reserve(m.token_bytes_.size());
-  piece_ids.reserve(m.token_bytes_.size());
-  for (int32_t id = 0; id < n_ids; ++id) {
-    const std::string& b = m.token_bytes_[id];
-    if (b.empty()) continue;
-    pieces.push_back(b);
-    piece_ids.push_back(id);
-    if (b.size() == 1) m.byte_id_[static_cast<uint8_t>(b[0])] = id;
+  const TokenBytes& bytes = m.token_bytes_;
+  const auto n_ids = static_cast<int32_t>(bytes.size());
+  if (index.size() == 0) {
+    if (Status s = index_token_bytes(bytes, "model.vocab", &index); !s.is_ok()) return s;
   }
-  m.id_of_bytes_ = PieceIndex(pieces.size());
-  int32_t first = -1;
-  if (const size_t dup = m.id_of_bytes_.insert_many(pieces, piece_ids, &first);
-      dup < pieces.size()) {
-    return Status::invalid_argument("model.vocab: ids " + std::to_string(first) + " and " +
-                                    std::to_string(piece_ids[dup]) + " have the same bytes");
+  m.id_of_bytes_ = std::move(index);
+  std::fill(std::begin(m.byte_id_), std::end(m.byte_id_), -1);
+  for (int32_t id = 0; id < n_ids; ++id) {
+    if (bytes[id].size() == 1) m.byte_id_[static_cast<uint8_t>(bytes[id][0])] = id;
   }
   for (int b = 0; b < 256; ++b) {
     if (m.byte_id_[b] < 0) {
       return Status::invalid_argument("model.vocab: no token for byte " + std::to_string(b));
     }
   }
-  // Every merge's joined bytes, one after another, then looked up as a batch.
-  std::string joined;
-  std::vector<size_t> ends(merges.size());
+  // Every merge's joined bytes, then looked up as a batch.
+  TokenBytes joined;
+  joined.reserve(merges.size(), 2 * bytes.byte_size());
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     const auto [left, right] = merges[rank];
-    if (left < 0 || left >= n_ids || right < 0 || right >= n_ids || m.token_bytes_[left].empty() ||
-        m.token_bytes_[right].empty()) {
+    if (left < 0 || left >= n_ids || right < 0 || right >= n_ids || bytes[left].empty() ||
+        bytes[right].empty()) {
       return Status::invalid_argument("model.merges[" + std::to_string(rank) +
                                       "]: names a token that is not in the vocabulary");
     }
-    joined += m.token_bytes_[left];
-    joined += m.token_bytes_[right];
-    ends[rank] = joined.size();
-  }
-  std::vector<std::string_view> joined_pieces(merges.size());
-  for (size_t rank = 0, begin = 0; rank < merges.size(); begin = ends[rank++]) {
-    joined_pieces[rank] = std::string_view(joined).substr(begin, ends[rank] - begin);
+    joined.push_back_joined(bytes[left], bytes[right]);
   }
   std::vector<int32_t> merged(merges.size());
-  m.id_of_bytes_.find_many(joined_pieces, merged);
+  m.id_of_bytes_.find_many(joined, merged);
   m.slot_bits_ = 4;
   while ((size_t{1} << m.slot_bits_) < merges.size() * 2) ++m.slot_bits_;  // load <= 1/2
-  m.slots_ = core::HugePageArray<Slot>(size_t{1} << m.slot_bits_, Slot{kEmptyKey, {0, 0}});
+  m.slots_ = core::HugePageArray<Slot>(size_t{1} << m.slot_bits_);
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     if (merged[rank] < 0) {
       return Status::invalid_argument("model.merges[" + std::to_string(rank) +
@@ -116,7 +103,7 @@ std::optional<int32_t> BpeModel::find(std::string_view bytes) const {
 
 std::string_view BpeModel::token_bytes(int32_t id) const {
   if (id < 0 || id >= size()) return {};
-  return token_bytes_[id];
+  return token_bytes_[size_t(id)];
 }
 
 void BpeModel::encode_piece(std::string_view piece, std::vector<int32_t>* ids) const {

@@ -9,7 +9,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -17,18 +16,21 @@
 #include "core/huge_page_array.h"
 #include "core/status.h"
 #include "text/piece_index.h"
+#include "text/token_bytes.h"
 
 namespace anchorage::text {
 
 class BpeModel {
  public:
   // token_bytes[id] holds the raw bytes of token id ("" for an id with no token); merges are
-  // (left id, right id) in rank order. InvalidArgument when a byte has no single-byte token,
-  // two ids share their bytes, a merge names a missing id or its result is not in the
-  // vocabulary. A pair listed twice keeps its last rank, as HF tokenizers does.
-  static core::Result<BpeModel> create(std::vector<std::string> token_bytes,
+  // (left id, right id) in rank order. index, when not empty, is index_token_bytes()'s index of
+  // these token_bytes (a reader that resolved merges built it already); else create() builds
+  // it. InvalidArgument when a byte has no single-byte token, two ids share their bytes, a
+  // merge names a missing id or its result is not in the vocabulary. A pair listed twice keeps
+  // its last rank, as HF tokenizers does.
+  static core::Result<BpeModel> create(TokenBytes token_bytes,
                                        const std::vector<std::pair<int32_t, int32_t>>& merges,
-                                       bool ignore_merges);
+                                       bool ignore_merges, PieceIndex index = PieceIndex());
 
   BpeModel(BpeModel&&) noexcept = default;  // keeps id_of_bytes_'s views valid
   BpeModel& operator=(BpeModel&&) noexcept = default;
@@ -60,12 +62,13 @@ class BpeModel {
     int32_t rank;
     int32_t merged;
   };
-  // Open addressing on (left << 32 | right); a probe stops at an empty slot.
+  // Open addressing on (left << 32 | right) + 1; a probe stops at an empty slot, key 0 (so a
+  // new table is fresh zero pages, never filled). Ids are non-negative: the + 1 never wraps.
   struct Slot {
     uint64_t key;
     Merge merge;
   };
-  static constexpr uint64_t kEmptyKey = ~uint64_t{0};
+  static constexpr uint64_t kEmptyKey = 0;
   // Up to this many bytes the scan loop wins: it keeps the pair ranks in a small array on the
   // stack and finds the lowest by a linear scan. Longer pieces (long runs of spaces,
   // punctuation or one word) take the heap: O(n log n) instead of O(n^2).
@@ -78,9 +81,8 @@ class BpeModel {
   size_t merge_by_scan(int32_t* ids, size_t n, Merge* pairs) const;
   void merge_by_heap(std::vector<int32_t>* ids) const;
 
-  std::vector<std::string> token_bytes_;
-  // Views into token_bytes_'s strings, which stay put when the vector is moved.
-  PieceIndex id_of_bytes_;  // views of token_bytes_
+  TokenBytes token_bytes_;
+  PieceIndex id_of_bytes_;  // views of token_bytes_'s entries, which stay put when it is moved
   int32_t byte_id_[256] = {};
   core::HugePageArray<Slot> slots_;  // on huge pages: megabytes read at random
   int slot_bits_ = 0;

@@ -42,19 +42,29 @@ int byte_level_byte(char32_t cp) {
   return cp < alphabet().byte_of_char.size() ? alphabet().byte_of_char[cp] : -1;
 }
 
-bool byte_level_to_bytes(std::string_view piece, std::string* bytes) {
-  bytes->clear();
-  bytes->reserve(piece.size());  // at most one byte per character: one allocation, not a growth
-  size_t i = 0;
-  while (i < piece.size()) {
-    const Utf8Scan c = utf8_scan(piece, i);
-    if (c.kind != Utf8Scan::kValid) return false;
-    const int b = byte_level_byte(c.cp);
-    if (b < 0) return false;
-    bytes->push_back(static_cast<char>(b));
-    i += c.n_bytes;
+size_t byte_level_decode(std::string_view piece, char* out) {
+  // Every alphabet character is below U+0200: one byte, or a lead byte 0xC2-0xC7 and one
+  // continuation byte. Anything else is a character outside the alphabet or not UTF-8 at all,
+  // so the general UTF-8 scan is never needed (it was most of a vocabulary's decoding).
+  const Alphabet& a = alphabet();
+  const auto* p = reinterpret_cast<const uint8_t*>(piece.data());
+  const size_t size = piece.size();
+  size_t n = 0;
+  for (size_t i = 0; i < size;) {
+    char32_t cp = p[i];
+    if (cp < 0x80) {
+      ++i;
+    } else if (cp >= 0xC2 && cp <= 0xC7 && i + 1 < size && (p[i + 1] & 0xC0) == 0x80) {
+      cp = ((cp & 0x1F) << 6) | (p[i + 1] & 0x3F);
+      i += 2;
+    } else {
+      return kNotByteLevel;
+    }
+    const int b = a.byte_of_char[cp];
+    if (b < 0) return kNotByteLevel;
+    out[n++] = static_cast<char>(b);
   }
-  return true;
+  return n;
 }
 
 std::string byte_level_from_bytes(std::string_view bytes) {

@@ -5,6 +5,7 @@
 // Pure functions over constant tables: any thread may call them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -17,9 +18,13 @@ char32_t byte_level_char(uint8_t b);
 // The byte that character cp stands for, or -1 when cp is not in the alphabet.
 int byte_level_byte(char32_t cp);
 
-// A vocabulary piece (UTF-8 of alphabet characters) -> the raw bytes it stands for. False
-// when the piece is not valid UTF-8 or holds a character outside the alphabet.
-bool byte_level_to_bytes(std::string_view piece, std::string* bytes);
+// What byte_level_decode() returns for a piece that is not one.
+inline constexpr size_t kNotByteLevel = ~size_t{0};
+
+// A vocabulary piece (UTF-8 of alphabet characters) -> the raw bytes it stands for, written to
+// out (room for piece.size() bytes: at most one byte per character); their count, or
+// kNotByteLevel when the piece is not valid UTF-8 or holds a character outside the alphabet.
+size_t byte_level_decode(std::string_view piece, char* out);
 
 // Raw bytes -> the vocabulary piece that spells them.
 std::string byte_level_from_bytes(std::string_view bytes);

@@ -66,8 +66,8 @@ Result<Tokenizer> Tokenizer::create(TokenizerSpec spec) {
     if (!p) return p.error();
     pre.emplace(std::move(*p));
   }
-  Result<BpeModel> bpe =
-      BpeModel::create(std::move(spec.token_bytes), spec.merges, spec.ignore_merges);
+  Result<BpeModel> bpe = BpeModel::create(std::move(spec.token_bytes), spec.merges,
+                                          spec.ignore_merges, std::move(spec.bytes_index));
   if (!bpe) return bpe.error();
   auto impl = std::make_unique<Impl>(std::move(*bpe), std::move(pre));
   impl->nfc = spec.nfc;

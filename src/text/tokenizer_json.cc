@@ -11,8 +11,8 @@
 #include <simdjson.h>
 
 #include "text/byte_level.h"
-#include "text/piece_index.h"
 #include "text/tokenizer_spec.h"
+#include "text/vocab_resolve.h"
 
 namespace anchorage::text {
 
@@ -137,49 +137,48 @@ Status read_pre_tokenizer(const Part& p, TokenizerSpec* spec) {
   return unsupported("pre_tokenizer", "type '" + type + "'");
 }
 
-// Byte-level piece -> id, viewing the keys of the parsed document (which outlives it).
-Status read_vocab(const Part& vocab_part, TokenizerSpec* spec, PieceIndex* piece_ids) {
+// The raw bytes of every id, and their index.
+Status read_vocab(const Part& vocab_part, TokenizerSpec* spec) {
   object vocab;
   if (!vocab_part || vocab_part->get(vocab) != simdjson::SUCCESS) {
     return bad("model.vocab", "expected an object");
   }
-  std::vector<std::string_view> pieces;
-  std::vector<int32_t> ids;
-  int64_t max_id = -1;
+  std::vector<std::string_view> by_id;  // byte-level pieces, viewing the parsed document
   for (const auto field : vocab) {
     int64_t id = 0;
     if (field.value.get(id) != simdjson::SUCCESS) return bad("model.vocab", "expected integer ids");
     if (id < 0) return bad("model.vocab", "negative id");
     if (id >= kMaxId) return bad("model.vocab", "id out of range");
-    max_id = std::max(max_id, id);
-    pieces.push_back(field.key);
-    ids.push_back(static_cast<int32_t>(id));
+    if (size_t(id) >= by_id.size()) by_id.resize(size_t(id) + 1);
+    if (by_id[size_t(id)].data() != nullptr) {
+      return bad("model.vocab", "id " + std::to_string(id) + " used twice");
+    }
+    by_id[size_t(id)] = field.key;
   }
-  *piece_ids = PieceIndex(pieces.size());
-  if (piece_ids->insert_many(pieces, ids) < pieces.size()) {
-    return bad("model.vocab", "a token listed twice");
-  }
-  spec->token_bytes.assign(static_cast<size_t>(max_id + 1), std::string());
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    std::string& bytes = spec->token_bytes[static_cast<size_t>(ids[i])];
-    if (!bytes.empty()) return bad("model.vocab", "id " + std::to_string(ids[i]) + " used twice");
-    if (!byte_level_to_bytes(pieces[i], &bytes) || bytes.empty()) {
-      return bad("model.vocab", "token " + std::to_string(ids[i]) + " is not a byte-level piece");
+  size_t n_bytes = 0;
+  for (std::string_view p : by_id) n_bytes += p.size();
+  spec->token_bytes.reserve(by_id.size(), n_bytes);
+  for (size_t id = 0; id < by_id.size(); ++id) {
+    if (by_id[id].data() == nullptr) {
+      spec->token_bytes.push_back({});  // no such id
+    } else if (!spec->token_bytes.push_back_byte_level(by_id[id]) ||
+               spec->token_bytes[id].empty()) {
+      return bad("model.vocab", "token " + std::to_string(id) + " is not a byte-level piece");
     }
   }
-  return Status::ok();
+  return index_token_bytes(spec->token_bytes, "model.vocab", &spec->bytes_index);
 }
 
-Status read_merges(const Part& merges_part, const PieceIndex& vocab, TokenizerSpec* spec) {
+Status read_merges(const Part& merges_part, TokenizerSpec* spec) {
   array merges;
   if (!merges_part || merges_part->get(merges) != simdjson::SUCCESS) {
     return bad("model.merges", "expected an array");
   }
   const auto field = [](size_t rank) { return "model.merges[" + std::to_string(rank) + "]"; };
-  std::vector<std::string_view> pieces;  // left, right of every merge
-  pieces.reserve(2 * merges.size());
+  TokenBytes halves;  // left, right of every merge, raw
+  halves.reserve(2 * merges.size(), 0);
   for (const element m : merges) {
-    const size_t rank = pieces.size() / 2;
+    const size_t rank = halves.size() / 2;
     std::string_view left, right;
     array pair;
     if (std::string_view s; m.get(s) == simdjson::SUCCESS) {  // the older "left right" form
@@ -189,17 +188,10 @@ Status read_merges(const Part& merges_part, const PieceIndex& vocab, TokenizerSp
                pair.at(1).get(right) != simdjson::SUCCESS) {
       return bad(field(rank), "expected a pair of strings");
     }
-    pieces.push_back(left);
-    pieces.push_back(right);
+    push_merge_half(left, &halves);
+    push_merge_half(right, &halves);
   }
-  std::vector<int32_t> ids(pieces.size());
-  vocab.find_many(pieces, ids);
-  spec->merges.reserve(pieces.size() / 2);
-  for (size_t i = 0; i < pieces.size(); i += 2) {
-    if (ids[i] < 0 || ids[i + 1] < 0) return bad(field(i / 2), "token not in model.vocab");
-    spec->merges.emplace_back(ids[i], ids[i + 1]);
-  }
-  return Status::ok();
+  return resolve_merges(halves, spec->bytes_index, "model.merges", &spec->merges);
 }
 
 Status read_model(const element& model, TokenizerSpec* spec) {
@@ -213,9 +205,8 @@ Status read_model(const element& model, TokenizerSpec* spec) {
   spec->ignore_merges = is_true(model, "ignore_merges");
   const Part vocab = member(model, "vocab"), merges = member(model, "merges");
   if (!vocab || !merges) return bad("model", "missing vocab or merges");
-  PieceIndex piece_ids;
-  if (Status s = read_vocab(vocab, spec, &piece_ids); !s.is_ok()) return s;
-  return read_merges(merges, piece_ids, spec);
+  if (Status s = read_vocab(vocab, spec); !s.is_ok()) return s;
+  return read_merges(merges, spec);
 }
 
 Status read_added_tokens(const Part& added_part, TokenizerSpec* spec) {

@@ -11,7 +11,7 @@
 //                  byte-level alphabet; merges as "a b" strings or ["a", "b"] pairs
 //   decoder        null | ByteLevel;   post_processor null | ByteLevel (adds nothing)
 //   added_tokens   without lstrip, rstrip or single_word
-// Plain data; no threading concerns.
+// Plain data (move-only); no threading concerns.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "core/status.h"
+#include "text/piece_index.h"
+#include "text/token_bytes.h"
 
 namespace anchorage::text {
 
@@ -31,8 +33,12 @@ struct AddedTokenSpec {
 };
 
 struct TokenizerSpec {
-  std::vector<std::string> token_bytes;             // by id, raw bytes; "" = no such id
+  TokenBytes token_bytes;                           // by id, raw bytes; "" = no such id
   std::vector<std::pair<int32_t, int32_t>> merges;  // by rank
+  // token_bytes's index (text/vocab_resolve.h), built by the readers, which need it for the
+  // merges, and handed to the tokenizer; empty in a spec built by hand (BpeModel builds it).
+  // Move-only, so the spec is: a copy would view the original's bytes.
+  PieceIndex bytes_index;
   std::vector<AddedTokenSpec> added_tokens;
   std::string split_pattern;   // the pre-tokenizer regex; "" = the whole text is one piece
   bool nfc = false;            // the NFC normalizer

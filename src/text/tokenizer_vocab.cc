@@ -6,8 +6,8 @@
 
 #include "text/bpe_vocab.h"
 #include "text/byte_level.h"
-#include "text/piece_index.h"
 #include "text/tokenizer.h"
+#include "text/vocab_resolve.h"
 
 namespace anchorage::text {
 
@@ -61,23 +61,19 @@ Result<TokenizerSpec> spec_from_vocab(const BpeVocabRef& v) {
         "tokenizer.ggml.token_type: " + std::to_string(v.token_types.size()) + " entries for " +
         std::to_string(v.tokens.size()) + " tokens");
   }
-  spec.token_bytes.assign(v.tokens.size(), std::string());
-  std::vector<std::string_view> pieces;  // the normal tokens, indexed below as a batch
-  std::vector<int32_t> piece_ids;
+  size_t n_bytes = 0;
+  for (std::string_view tok : v.tokens) n_bytes += tok.size();
+  spec.token_bytes.reserve(v.tokens.size(), n_bytes);
   for (size_t id = 0; id < v.tokens.size(); ++id) {
     const int32_t type = v.token_types.empty() ? kBpeTokenNormal : v.token_types[id];
     const std::string_view tok = v.tokens[id];
     switch (type) {
-      case kBpeTokenNormal: {
-        std::string& bytes = spec.token_bytes[id];
-        if (!byte_level_to_bytes(tok, &bytes) || bytes.empty()) {
+      case kBpeTokenNormal:
+        if (!spec.token_bytes.push_back_byte_level(tok) || spec.token_bytes[id].empty()) {
           return Status::invalid_argument("tokenizer.ggml.tokens[" + std::to_string(id) +
                                           "] is not a byte-level piece");
         }
-        pieces.push_back(tok);
-        piece_ids.push_back(int32_t(id));
-        break;
-      }
+        continue;
       case kBpeTokenControl:
       case kBpeTokenUserDefined:
         if (tok.empty()) {
@@ -92,34 +88,33 @@ Result<TokenizerSpec> spec_from_vocab(const BpeVocabRef& v) {
         return Status::unsupported("tokenizer.ggml.token_type[" + std::to_string(id) + "] = " +
                                    std::to_string(type) + " in a byte-level BPE vocabulary");
     }
+    spec.token_bytes.push_back({});  // not a vocabulary piece
   }
   // Ids past the last vocabulary piece are padding or added tokens, which the tokenizer keeps
   // apart (as from a tokenizer.json).
   size_t n_pieces = spec.token_bytes.size();
   while (n_pieces > 0 && spec.token_bytes[n_pieces - 1].empty()) --n_pieces;
   spec.token_bytes.resize(n_pieces);
-  // A piece listed twice keeps its first id (the later one is left to BpeModel to refuse).
-  PieceIndex index(pieces.size());
-  for (size_t at = 0; at < pieces.size();) {
-    at += index.insert_many(std::span(pieces).subspan(at), std::span(piece_ids).subspan(at)) + 1;
+  if (Status s = index_token_bytes(spec.token_bytes, "tokenizer.ggml.tokens", &spec.bytes_index);
+      !s.is_ok()) {
+    return s;
   }
-  std::vector<std::string_view> halves(2 * v.merges.size());  // left, right of every merge
+  TokenBytes halves;  // left, right of every merge, raw
+  size_t merge_bytes = 0;
+  for (std::string_view m : v.merges) merge_bytes += m.size();
+  halves.reserve(2 * v.merges.size(), merge_bytes);
   for (size_t rank = 0; rank < v.merges.size(); ++rank) {
-    if (!split_merge(v.merges[rank], &halves[2 * rank], &halves[2 * rank + 1])) {
+    std::string_view left, right;
+    if (!split_merge(v.merges[rank], &left, &right)) {
       return Status::invalid_argument("tokenizer.ggml.merges[" + std::to_string(rank) +
                                       "]: expected \"left right\"");
     }
+    push_merge_half(left, &halves);
+    push_merge_half(right, &halves);
   }
-  std::vector<int32_t> ids(halves.size());
-  index.find_many(halves, ids);
-  spec.merges.reserve(v.merges.size());
-  for (size_t rank = 0; rank < v.merges.size(); ++rank) {
-    const int32_t l = ids[2 * rank], r = ids[2 * rank + 1];
-    if (l < 0 || r < 0) {
-      return Status::invalid_argument("tokenizer.ggml.merges[" + std::to_string(rank) +
-                                      "]: token not in the vocabulary");
-    }
-    spec.merges.emplace_back(l, r);
+  if (Status s = resolve_merges(halves, spec.bytes_index, "tokenizer.ggml.merges", &spec.merges);
+      !s.is_ok()) {
+    return s;
   }
   return spec;
 }

@@ -1,5 +1,5 @@
-// HugePageArray: every element holds the fill, large arrays too; a move hands the elements over
-// and leaves the source empty.
+// HugePageArray: every element starts as zero bits, large arrays too (even on memory used before);
+// a move hands the elements over and leaves the source empty.
 #include "core/huge_page_array.h"
 
 #include <gtest/gtest.h>
@@ -15,19 +15,26 @@ struct Pair {
   int32_t a, b;
 };
 
-TEST(HugePageArray, EveryElementHoldsTheFill) {
+TEST(HugePageArray, EveryElementStartsAsZeroBits) {
   for (size_t n : {size_t(1), size_t(1000), size_t(300000)}) {  // 300k x 16 B: huge pages
-    HugePageArray<Pair> x(n, Pair{~uint64_t{0}, -1, 7});
+    {
+      HugePageArray<Pair> dirty(n);  // memory a later array may be given again
+      std::fill(dirty.begin(), dirty.end(), Pair{~uint64_t{0}, -1, 7});
+    }
+    HugePageArray<Pair> x(n);
     ASSERT_EQ(x.size(), n);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(x.data()) % 64, 0u);
     EXPECT_TRUE(std::all_of(x.begin(), x.end(), [](const Pair& p) {
-      return p.key == ~uint64_t{0} && p.a == -1 && p.b == 7;
+      return p.key == 0 && p.a == 0 && p.b == 0;
     })) << n;
+    x[n - 1] = Pair{1, 2, 3};
+    EXPECT_EQ(x[n - 1].b, 3);
   }
 }
 
 TEST(HugePageArray, AMoveHandsTheElementsOver) {
-  HugePageArray<int32_t> x(5000, 3);
+  HugePageArray<int32_t> x(5000);
+  x[0] = 3;
   x[4999] = 11;
   const int32_t* at = x.data();
   HugePageArray<int32_t> y = std::move(x);

@@ -24,6 +24,13 @@ int32_t add(std::vector<std::string>* v, const std::string& bytes) {
   return static_cast<int32_t>(v->size() - 1);
 }
 
+// BpeModel's form of a vocabulary.
+TokenBytes entries(const std::vector<std::string>& v) {
+  TokenBytes t;
+  for (const std::string& s : v) t.push_back(s);
+  return t;
+}
+
 std::vector<int32_t> encode(const BpeModel& m, std::string_view s) {
   std::vector<int32_t> ids;
   m.encode_piece(s, &ids);
@@ -34,7 +41,7 @@ TEST(BpeModel, LowestRankFirstLeftmostOnATie) {
   std::vector<std::string> v = byte_vocab();
   const int32_t ab = add(&v, "ab"), aab = add(&v, "aab"), aa = add(&v, "aa");
   // rank 0: a+b, rank 1: a+ab, rank 2: a+a
-  auto m = BpeModel::create(v, {{'a', 'b'}, {'a', ab}, {'a', 'a'}}, false);
+  auto m = BpeModel::create(entries(v), {{'a', 'b'}, {'a', ab}, {'a', 'a'}}, false);
   ASSERT_TRUE(m) << m.error().to_string();
   EXPECT_EQ(encode(*m, "aab"), (std::vector<int32_t>{aab}));      // a,ab then aab
   EXPECT_EQ(encode(*m, "aaa"), (std::vector<int32_t>{aa, 'a'}));  // the leftmost pair wins
@@ -47,7 +54,7 @@ TEST(BpeModel, RepeatedPairKeepsItsLastRank) {
   std::vector<std::string> v = byte_vocab();
   const int32_t ab = add(&v, "ab"), bc = add(&v, "bc");
   // (a,b) is listed first and again after (b,c): its rank is the later one, so "abc" -> a,bc.
-  auto m = BpeModel::create(v, {{'a', 'b'}, {'b', 'c'}, {'a', 'b'}}, false);
+  auto m = BpeModel::create(entries(v), {{'a', 'b'}, {'b', 'c'}, {'a', 'b'}}, false);
   ASSERT_TRUE(m);
   EXPECT_EQ(encode(*m, "abc"), (std::vector<int32_t>{'a', bc}));
   EXPECT_EQ(encode(*m, "ab"), (std::vector<int32_t>{ab}));
@@ -56,8 +63,8 @@ TEST(BpeModel, RepeatedPairKeepsItsLastRank) {
 TEST(BpeModel, IgnoreMergesTakesAWholeToken) {
   std::vector<std::string> v = byte_vocab();
   const int32_t abc = add(&v, "abc");
-  auto with = BpeModel::create(v, {}, /*ignore_merges=*/true);
-  auto without = BpeModel::create(v, {}, /*ignore_merges=*/false);
+  auto with = BpeModel::create(entries(v), {}, /*ignore_merges=*/true);
+  auto without = BpeModel::create(entries(v), {}, /*ignore_merges=*/false);
   ASSERT_TRUE(with && without);
   EXPECT_EQ(encode(*with, "abc"), (std::vector<int32_t>{abc}));
   EXPECT_EQ(encode(*without, "abc"), (std::vector<int32_t>{'a', 'b', 'c'}));
@@ -82,7 +89,7 @@ TEST(BpeModel, ScanAndHeapAgreeOnRandomVocabularies) {
       pool.push_back(id);
       merges.emplace_back(l, r);
     }
-    auto m = BpeModel::create(v, merges, false);
+    auto m = BpeModel::create(entries(v), merges, false);
     ASSERT_TRUE(m) << m.error().to_string();
     for (int n = 0; n < 1500; ++n) {
       std::string s(1 + rng() % 200, 'a');
@@ -102,18 +109,18 @@ TEST(BpeModel, ScanAndHeapAgreeOnRandomVocabularies) {
 TEST(BpeModel, CreateErrors) {
   std::vector<std::string> v = byte_vocab();
   v[200].clear();
-  auto missing_byte = BpeModel::create(v, {}, false);
+  auto missing_byte = BpeModel::create(entries(v), {}, false);
   ASSERT_FALSE(missing_byte);
   EXPECT_EQ(missing_byte.error().code(), core::StatusCode::kInvalidArgument);
   EXPECT_NE(missing_byte.error().message().find("byte 200"), std::string::npos);
 
   v = byte_vocab();
   add(&v, "a");
-  EXPECT_FALSE(BpeModel::create(v, {}, false));  // two ids with the same bytes
+  EXPECT_FALSE(BpeModel::create(entries(v), {}, false));  // two ids with the same bytes
 
   v = byte_vocab();
-  EXPECT_FALSE(BpeModel::create(v, {{'a', 'b'}}, false));  // "ab" is not a token
-  EXPECT_FALSE(BpeModel::create(v, {{'a', 999}}, false));  // no id 999
+  EXPECT_FALSE(BpeModel::create(entries(v), {{'a', 'b'}}, false));  // "ab" is not a token
+  EXPECT_FALSE(BpeModel::create(entries(v), {{'a', 999}}, false));  // no id 999
 }
 
 }  // namespace

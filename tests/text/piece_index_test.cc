@@ -83,5 +83,43 @@ TEST(PieceIndex, ABatchStopsAtTheFirstKeyAlreadyThere) {
   EXPECT_EQ(index.size(), 2u);
 }
 
+// The TokenBytes forms agree with the views' forms: entry i -> id i, empty entries left out.
+TEST(PieceIndex, EntriesAgreeWithViews) {
+  const std::vector<std::string> keys = random_keys(3000, 4);
+  TokenBytes entries;
+  std::vector<std::string_view> views;
+  std::vector<int32_t> ids;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const bool none = i % 5 == 3;  // "no such id"
+    entries.push_back(none ? std::string_view() : std::string_view(keys[i]));
+    if (!none) {
+      views.push_back(keys[i]);
+      ids.push_back(int32_t(i));
+    }
+  }
+  PieceIndex from_entries(10), from_views(10);
+  ASSERT_EQ(from_entries.insert_entries(entries), entries.size());
+  ASSERT_EQ(from_views.insert_many(views, ids), views.size());
+  EXPECT_EQ(from_entries.size(), views.size());
+  TokenBytes queries;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    queries.push_back(keys[(i * 31) % keys.size()]);
+    queries.push_back(keys[i] + "#");
+  }
+  std::vector<int32_t> found(queries.size(), -2);
+  from_entries.find_many(queries, found);
+  for (size_t i = 0; i < queries.size(); ++i) {
+    ASSERT_EQ(found[i], from_views.find(queries[i])) << i;
+    const size_t key = (i / 2 * 31) % keys.size();
+    ASSERT_EQ(found[i], i % 2 == 0 && key % 5 != 3 ? int32_t(key) : -1) << i;
+  }
+  // A repeated entry stops the batch there, naming the id that has its bytes.
+  TokenBytes twice = {"x", "y", "x"};
+  PieceIndex index;
+  int32_t existing = -1;
+  EXPECT_EQ(index.insert_entries(twice, &existing), 2u);
+  EXPECT_EQ(existing, 0);
+}
+
 }  // namespace
 }  // namespace anchorage::text

@@ -13,8 +13,9 @@
 // the panels' bits.
 //
 // Prints one JSON document: for each thread count, the best of --repeats of gemm() on the
-// panels, of the row kernel on the GGUF rows (one row at a time; on AVX-512 also four rows side
-// by side), and of a plain read of the rows' bytes (the bound), each repeat alternating them.
+// panels, of each row kernel on the GGUF rows (`rows`: one row at a time; on AVX-512 also
+// `rows4`, four rows side by side, and `blocks4`, four blocks of a row side by side), and of a
+// plain read of the rows' bytes (the bound), each repeat alternating them.
 // Figures: docs/performance.md "Start-up".
 //
 //     [ANCHORAGE_ISA=avx2] build/bench/gguf_rows_probe_bench [--n 131072] [--k 1024] [--repeats 15]
@@ -174,6 +175,28 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c,sse4.1"))) vo
   }
 }
 
+// Lane r: the total of s[r]'s 16 lanes (pairs interleaved, then the 128-bit lanes added).
+__attribute__((target("avx512f,avx2"), always_inline)) inline __m128i totals4(const __m512i* s) {
+  const __m512i t01 =
+      _mm512_add_epi32(_mm512_unpacklo_epi32(s[0], s[1]), _mm512_unpackhi_epi32(s[0], s[1]));
+  const __m512i t23 =
+      _mm512_add_epi32(_mm512_unpacklo_epi32(s[2], s[3]), _mm512_unpackhi_epi32(s[2], s[3]));
+  const __m512i u =
+      _mm512_add_epi32(_mm512_unpacklo_epi64(t01, t23), _mm512_unpackhi_epi64(t01, t23));
+  const __m256i v = _mm256_add_epi32(_mm512_castsi512_si256(u), _mm512_extracti64x4_epi64(u, 1));
+  return _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+}
+// Lane r: the total of m[r]'s 4 lanes.
+__attribute__((target("ssse3"), always_inline)) inline __m128i totals4(const __m128i* m) {
+  return _mm_hadd_epi32(_mm_hadd_epi32(m[0], m[1]), _mm_hadd_epi32(m[2], m[3]));
+}
+// d (lanes 0-3) and dmin (lanes 4-7) of four blocks' leading f16 pairs.
+__attribute__((target("avx2,f16c"), always_inline)) inline __m256 scales4(const uint32_t* dd) {
+  return _mm256_permutevar8x32_ps(
+      _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(dd))),
+      _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+}
+
 // Four rows at a time: the activations loaded once for the four, each row's integer sums as
 // above, then the four rows' reductions, mins and float steps done side by side in one vector
 // (the same operations per row: lane r of each vector is row r's scalar step).
@@ -182,7 +205,6 @@ rows4_avx512(const uint8_t* w, int64_t row_bytes, int64_t n0, int64_t n1, int64_
              float* y) {
   __m512i ix[4];
   scale_index(ix);
-  const __m256i even_odd = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
   for (int64_t n = n0; n < n1; n += 4) {
     __m128 acc = _mm_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
@@ -205,24 +227,62 @@ rows4_avx512(const uint8_t* w, int64_t row_bytes, int64_t n0, int64_t n1, int64_
         mn[r] = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(mins))), sum16);
         std::memcpy(&dd[r], blk, 4);
       }
-      // Row r's total in lane r: pairs of rows interleaved, then the 128-bit lanes added.
-      const __m512i t01 =
-          _mm512_add_epi32(_mm512_unpacklo_epi32(s[0], s[1]), _mm512_unpackhi_epi32(s[0], s[1]));
-      const __m512i t23 =
-          _mm512_add_epi32(_mm512_unpacklo_epi32(s[2], s[3]), _mm512_unpackhi_epi32(s[2], s[3]));
-      const __m512i u =
-          _mm512_add_epi32(_mm512_unpacklo_epi64(t01, t23), _mm512_unpackhi_epi64(t01, t23));
-      const __m256i v =
-          _mm256_add_epi32(_mm512_castsi512_si256(u), _mm512_extracti64x4_epi64(u, 1));
-      const __m128i S = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-      const __m128i Mn = _mm_hadd_epi32(_mm_hadd_epi32(mn[0], mn[1]), _mm_hadd_epi32(mn[2], mn[3]));
-      const __m256 dm = _mm256_permutevar8x32_ps(
-          _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(dd))), even_odd);
+      const __m128i S = totals4(s);
+      const __m128i Mn = totals4(mn);
+      const __m256 dm = scales4(dd);
       const __m128 ad = _mm_set1_ps(a.d[size_t(b)]);
       acc = _mm_fmadd_ps(_mm_cvtepi32_ps(S), _mm_mul_ps(_mm256_castps256_ps128(dm), ad), acc);
       acc = _mm_fnmadd_ps(_mm_cvtepi32_ps(Mn), _mm_mul_ps(_mm256_extractf128_ps(dm, 1), ad), acc);
     }
     _mm_storeu_ps(y + n, acc);
+  }
+}
+
+// One row, four blocks at a time: the row stays one stream, and the four blocks' reductions,
+// mins and f16 scales are done side by side; the float steps then run block after block.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c,sse4.1,ssse3"))) void
+blocks4_avx512(const uint8_t* w, int64_t row_bytes, int64_t n0, int64_t n1, int64_t nb,
+               const Act& a, float* y) {
+  __m512i ix[4];
+  scale_index(ix);
+  for (int64_t n = n0; n < n1; ++n) {
+    const uint8_t* row = w + n * row_bytes;
+    float acc = 0.0f;
+    int64_t b = 0;
+    for (; b + 4 <= nb; b += 4) {
+      __m512i s[4];
+      __m128i mn[4];
+      uint32_t dd[4];
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) {
+        const uint8_t* blk = row + (b + k) * kBlockBytes;
+        uint64_t mins;
+        s[k] = block_sums(blk, a.permuted.data() + (b + k) * kBlock, ix, &mins);
+        mn[k] = _mm_madd_epi16(
+            _mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(mins))),
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(&a.sum32[size_t((b + k) * 8)])));
+        std::memcpy(&dd[k], blk, 4);
+      }
+      const __m256 dm = scales4(dd);
+      const __m128 ad = _mm_loadu_ps(&a.d[size_t(b)]);
+      alignas(16) float S[4], Mn[4], d[4], dmin[4];
+      _mm_store_ps(S, _mm_cvtepi32_ps(totals4(s)));
+      _mm_store_ps(Mn, _mm_cvtepi32_ps(totals4(mn)));
+      _mm_store_ps(d, _mm_mul_ps(_mm256_castps256_ps128(dm), ad));
+      _mm_store_ps(dmin, _mm_mul_ps(_mm256_extractf128_ps(dm, 1), ad));
+      for (int k = 0; k < 4; ++k) {
+        acc = std::fma(S[k], d[k], acc);
+        acc = std::fma(-Mn[k], dmin[k], acc);
+      }
+    }
+    for (; b < nb; ++b) {
+      const uint8_t* blk = row + b * kBlockBytes;
+      uint64_t mins;
+      const __m512i sum = block_sums(blk, a.permuted.data() + b * kBlock, ix, &mins);
+      acc = block_step(acc, _mm512_reduce_add_epi32(sum), mins_dot(mins, a.sum32.data() + b * 8),
+                       blk, a.d[size_t(b)]);
+    }
+    y[n] = acc;
   }
 }
 
@@ -331,8 +391,18 @@ int main(int argc, char** argv) {
   AlignedBuffer act_row(size_t(f.row_bytes));
   kernels::quantize_act_row(DType::kQ4_K, x.data(), K, act_row.as<uint8_t>());
   const Act act = prepare(act_row.as<uint8_t>(), f, K);
-  auto* row_kernel = isa == "avx512" ? rows_avx512 : rows_avx2;
-  auto* rows4_kernel = isa == "avx512" ? rows4_avx512 : nullptr;  // no AVX2 form
+  // The row-major kernels of this ISA, each checked against gemm() and timed.
+  using RowKernel =
+      void (*)(const uint8_t*, int64_t, int64_t, int64_t, int64_t, const Act&, float*);
+  struct Variant {
+    const char* name;
+    RowKernel kernel;
+  };
+  const std::vector<Variant> variants = isa == "avx512"
+                                            ? std::vector<Variant>{{"rows", rows_avx512},
+                                                                   {"rows4", rows4_avx512},
+                                                                   {"blocks4", blocks4_avx512}}
+                                            : std::vector<Variant>{{"rows", rows_avx2}};
 
   std::printf(
       "{\"n\": %lld, \"k\": %lld, \"type\": \"q4_k\", \"isa\": \"%s\", \"weight_mb\": %.1f,"
@@ -340,59 +410,57 @@ int main(int argc, char** argv) {
       (long long)N, (long long)K, isa.c_str(), double(N * row_bytes) / 1e6);
   for (int threads : {1, 2}) {
     ThreadPool pool(threads);
-    std::vector<float> y_panels(static_cast<size_t>(N)), y_rows(static_cast<size_t>(N)),
-        y_rows4(static_cast<size_t>(N));
     const int64_t tasks = N / kRowsPerTask + (N % kRowsPerTask != 0);
     auto over_rows = [&](const std::function<void(int64_t, int64_t)>& fn) {
       pool.parallel_for(
           tasks, [&](int64_t t) { fn(t * kRowsPerTask, std::min(N, (t + 1) * kRowsPerTask)); });
     };
+    std::vector<float> y_panels(static_cast<size_t>(N)), y(static_cast<size_t>(N));
     std::vector<uint64_t> sink(static_cast<size_t>(tasks));
     auto run_panels = [&] { kernels::gemm(x.data(), 1, K, panels, y_panels.data(), N, &pool); };
-    auto run_rows = [&] {
-      over_rows([&](int64_t n0, int64_t n1) {
-        row_kernel(rows.as<uint8_t>(), row_bytes, n0, n1, nb, act, y_rows.data());
-      });
-    };
-    auto run_rows4 = [&] {
-      over_rows([&](int64_t n0, int64_t n1) {
-        rows4_kernel(rows.as<uint8_t>(), row_bytes, n0, n1, nb, act, y_rows4.data());
-      });
-    };
     auto run_read = [&] {
       over_rows([&](int64_t n0, int64_t n1) {
         sink[size_t(n0 / kRowsPerTask)] = read_rows(rows.as<uint8_t>(), row_bytes, n0, n1);
       });
     };
+    auto run = [&](RowKernel k) {
+      return [&, k] {
+        over_rows([&](int64_t n0, int64_t n1) {
+          k(rows.as<uint8_t>(), row_bytes, n0, n1, nb, act, y.data());
+        });
+      };
+    };
     run_panels();
-    run_rows();
-    if (rows4_kernel == nullptr) {
-      y_rows4 = y_panels;  // nothing to compare
-    } else {
-      run_rows4();
+    for (const Variant& v : variants) {
+      std::fill(y.begin(), y.end(), -1.0f);
+      run(v.kernel)();
+      if (std::memcmp(y_panels.data(), y.data(), y.size() * sizeof(float)) != 0) {
+        std::fprintf(stderr, "%s: the row kernel's outputs differ from gemm()'s\n", v.name);
+        return 1;
+      }
     }
-    if (std::memcmp(y_panels.data(), y_rows.data(), y_panels.size() * sizeof(float)) != 0 ||
-        std::memcmp(y_panels.data(), y_rows4.data(), y_panels.size() * sizeof(float)) != 0) {
-      std::fprintf(stderr, "the row kernel's outputs differ from gemm()'s\n");
-      return 1;
-    }
-    double best[4] = {1e9, 1e9, 1e9, 1e9};
+    // Best of the repeats, each repeat alternating the panels, the read and every variant.
+    double panels_s = 1e9, read_s = 1e9;
+    std::vector<double> best(variants.size(), 1e9);
     for (int r = 0; r < repeats; ++r) {
-      best[0] = std::min(best[0], seconds(run_panels));
-      best[1] = std::min(best[1], seconds(run_rows));
-      best[2] = std::min(best[2], seconds(run_read));
-      if (rows4_kernel != nullptr) best[3] = std::min(best[3], seconds(run_rows4));
+      panels_s = std::min(panels_s, seconds(run_panels));
+      read_s = std::min(read_s, seconds(run_read));
+      for (size_t i = 0; i < variants.size(); ++i)
+        best[i] = std::min(best[i], seconds(run(variants[i].kernel)));
     }
     const double gb = double(N * row_bytes) / 1e9;
     std::printf(
-        "%s{\"threads\": %d, \"panels_ms\": %.3f, \"rows_ms\": %.3f, \"read_ms\": %.3f, "
-        "\"panels_gb_s\": %.1f, \"rows_gb_s\": %.1f, \"read_gb_s\": %.1f, "
-        "\"panels_over_read\": %.3f, \"rows_over_read\": %.3f",
-        threads == 1 ? "" : ", ", threads, best[0] * 1e3, best[1] * 1e3, best[2] * 1e3,
-        gb / best[0], gb / best[1], gb / best[2], best[2] / best[0], best[2] / best[1]);
-    if (rows4_kernel != nullptr) {
-      std::printf(", \"rows4_ms\": %.3f, \"rows4_gb_s\": %.1f, \"rows4_over_read\": %.3f",
-                  best[3] * 1e3, gb / best[3], best[2] / best[3]);
+        "%s{\"threads\": %d, \"panels_ms\": %.3f, \"read_ms\": %.3f, "
+        "\"panels_gb_s\": %.1f, \"read_gb_s\": %.1f, \"panels_over_read\": %.3f",
+        threads == 1 ? "" : ", ", threads, panels_s * 1e3, read_s * 1e3, gb / panels_s, gb / read_s,
+        read_s / panels_s);
+    for (size_t i = 0; i < variants.size(); ++i) {
+      const char* name = variants[i].name;
+      std::printf(
+          ", \"%s_ms\": %.3f, \"%s_gb_s\": %.1f, \"%s_over_read\": %.3f, "
+          "\"%s_over_panels\": %.3f",
+          name, best[i] * 1e3, name, gb / best[i], name, read_s / best[i], name,
+          panels_s / best[i]);
     }
     std::printf(", \"bits_equal\": true}");
   }

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 51;
+inline constexpr int kKernelVersion = 52;
 
 }  // namespace anchorage::kernels

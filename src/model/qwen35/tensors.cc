@@ -97,7 +97,12 @@ void fill_sd(float* x, int64_t n, double sd, uint64_t seed, int64_t index) {
 std::vector<float> random_tensor(const Qwen35Config& c, const TensorSlot& slot, uint64_t seed,
                                  int64_t index) {
   std::vector<float> x(size_t(slot.elements()));
-  float* p = x.data();
+  random_tensor_into(c, slot, seed, index, x.data());
+  return x;
+}
+
+void random_tensor_into(const Qwen35Config& c, const TensorSlot& slot, uint64_t seed, int64_t index,
+                        float* p) {
   const int64_t n = slot.elements();
   const double fan_in = double(slot.cols);
   // Output projections feed the residual stream: 1/sqrt(2L) keeps its growth over 2L adds
@@ -159,7 +164,6 @@ std::vector<float> random_tensor(const Qwen35Config& c, const TensorSlot& slot, 
       for (int64_t i = 0; i < n; ++i) p[i] = -std::exp(p[i]);
       break;
   }
-  return x;
 }
 
 Qwen35Tensors random_tensors(const Qwen35Config& cfg, uint64_t seed, core::ThreadPool* pool) {

@@ -14,8 +14,10 @@
 //
 // Prints one JSON document: for each thread count, the best of --repeats of gemm() on the
 // panels, of each row kernel on the GGUF rows (`rows`: one row at a time; on AVX-512 also
-// `rows4`, four rows side by side, and `blocks4`, four blocks of a row side by side), and of a
-// plain read of the rows' bytes (the bound), each repeat alternating them.
+// `rows4`, four rows side by side, and `blocks4`, four blocks of a row side by side; on both,
+// `rows_table`, one row at a time reading each block's scales from a side table decoded ahead,
+// as a load could write beside a mapped file), and of a plain read of the rows' bytes (the
+// bound), each repeat alternating them.
 // Figures: docs/performance.md "Start-up".
 //
 //     [ANCHORAGE_ISA=avx2] build/bench/gguf_rows_probe_bench [--n 131072] [--k 1024] [--repeats 15]
@@ -134,12 +136,10 @@ __attribute__((target("avx512f"))) void scale_index(__m512i ix[4]) {
 }
 
 // One row's block: 16 lanes whose sum is S (each lane an exact partial of sc_j * code *
-// activation), and the block's mins.
+// activation), given its scales and mins.
 __attribute__((target("avx512f,avx512bw"), always_inline)) inline __m512i block_sums(
-    const uint8_t* blk, const int8_t* act, const __m512i* ix, uint64_t* mins) {
+    const uint8_t* blk, const int8_t* act, const __m512i* ix, const ScalesMins& sm) {
   const __m512i low = _mm512_set1_epi8(0x0F);
-  const ScalesMins sm = scales_mins(blk + 4);
-  *mins = sm.mins;
   const __m512i scv =
       _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(sm.scales))));
   const __m512i q0 = _mm512_loadu_si512(blk + 16), q1 = _mm512_loadu_si512(blk + 80);
@@ -155,9 +155,10 @@ __attribute__((target("avx512f,avx512bw"), always_inline)) inline __m512i block_
   return sum;
 }
 
+// table: null, or every block's scales and mins decoded ahead (row n's block b at n * nb + b).
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c,sse4.1"))) void rows_avx512(
     const uint8_t* w, int64_t row_bytes, int64_t n0, int64_t n1, int64_t nb, const Act& a,
-    float* y) {
+    const ScalesMins* table, float* y) {
   __m512i ix[4];
   scale_index(ix);
   for (int64_t n = n0; n < n1; ++n) {
@@ -165,10 +166,10 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c,sse4.1"))) vo
     float acc = 0.0f;
     for (int64_t b = 0; b < nb; ++b) {
       const uint8_t* blk = row + b * kBlockBytes;
-      uint64_t mins;
-      const __m512i sum = block_sums(blk, a.permuted.data() + b * kBlock, ix, &mins);
+      const ScalesMins sm = table != nullptr ? table[n * nb + b] : scales_mins(blk + 4);
+      const __m512i sum = block_sums(blk, a.permuted.data() + b * kBlock, ix, sm);
       const int32_t S = _mm512_reduce_add_epi32(sum);
-      const int32_t Mn = mins_dot(mins, a.sum32.data() + b * 8);
+      const int32_t Mn = mins_dot(sm.mins, a.sum32.data() + b * 8);
       acc = block_step(acc, S, Mn, blk, a.d[size_t(b)]);
     }
     y[n] = acc;
@@ -202,7 +203,7 @@ __attribute__((target("avx2,f16c"), always_inline)) inline __m256 scales4(const 
 // (the same operations per row: lane r of each vector is row r's scalar step).
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c,sse4.1"))) void
 rows4_avx512(const uint8_t* w, int64_t row_bytes, int64_t n0, int64_t n1, int64_t nb, const Act& a,
-             float* y) {
+             const ScalesMins*, float* y) {
   __m512i ix[4];
   scale_index(ix);
   for (int64_t n = n0; n < n1; n += 4) {
@@ -222,9 +223,9 @@ rows4_avx512(const uint8_t* w, int64_t row_bytes, int64_t n0, int64_t n1, int64_
         _mm_prefetch(reinterpret_cast<const char*>(blk + 4 * row_bytes), _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(blk + 4 * row_bytes + 64), _MM_HINT_T0);
         _mm_prefetch(reinterpret_cast<const char*>(blk + 4 * row_bytes + 128), _MM_HINT_T0);
-        uint64_t mins;
-        s[r] = block_sums(blk, act, ix, &mins);
-        mn[r] = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(mins))), sum16);
+        const ScalesMins sm = scales_mins(blk + 4);
+        s[r] = block_sums(blk, act, ix, sm);
+        mn[r] = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(sm.mins))), sum16);
         std::memcpy(&dd[r], blk, 4);
       }
       const __m128i S = totals4(s);
@@ -242,7 +243,7 @@ rows4_avx512(const uint8_t* w, int64_t row_bytes, int64_t n0, int64_t n1, int64_
 // mins and f16 scales are done side by side; the float steps then run block after block.
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c,sse4.1,ssse3"))) void
 blocks4_avx512(const uint8_t* w, int64_t row_bytes, int64_t n0, int64_t n1, int64_t nb,
-               const Act& a, float* y) {
+               const Act& a, const ScalesMins*, float* y) {
   __m512i ix[4];
   scale_index(ix);
   for (int64_t n = n0; n < n1; ++n) {
@@ -256,10 +257,10 @@ blocks4_avx512(const uint8_t* w, int64_t row_bytes, int64_t n0, int64_t n1, int6
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
         const uint8_t* blk = row + (b + k) * kBlockBytes;
-        uint64_t mins;
-        s[k] = block_sums(blk, a.permuted.data() + (b + k) * kBlock, ix, &mins);
+        const ScalesMins sm = scales_mins(blk + 4);
+        s[k] = block_sums(blk, a.permuted.data() + (b + k) * kBlock, ix, sm);
         mn[k] = _mm_madd_epi16(
-            _mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(mins))),
+            _mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(sm.mins))),
             _mm_loadu_si128(reinterpret_cast<const __m128i*>(&a.sum32[size_t((b + k) * 8)])));
         std::memcpy(&dd[k], blk, 4);
       }
@@ -277,9 +278,9 @@ blocks4_avx512(const uint8_t* w, int64_t row_bytes, int64_t n0, int64_t n1, int6
     }
     for (; b < nb; ++b) {
       const uint8_t* blk = row + b * kBlockBytes;
-      uint64_t mins;
-      const __m512i sum = block_sums(blk, a.permuted.data() + b * kBlock, ix, &mins);
-      acc = block_step(acc, _mm512_reduce_add_epi32(sum), mins_dot(mins, a.sum32.data() + b * 8),
+      const ScalesMins sm = scales_mins(blk + 4);
+      const __m512i sum = block_sums(blk, a.permuted.data() + b * kBlock, ix, sm);
+      acc = block_step(acc, _mm512_reduce_add_epi32(sum), mins_dot(sm.mins, a.sum32.data() + b * 8),
                        blk, a.d[size_t(b)]);
     }
     y[n] = acc;
@@ -288,14 +289,15 @@ blocks4_avx512(const uint8_t* w, int64_t row_bytes, int64_t n0, int64_t n1, int6
 
 __attribute__((target("avx2,fma,f16c,sse4.1"))) void rows_avx2(const uint8_t* w, int64_t row_bytes,
                                                                int64_t n0, int64_t n1, int64_t nb,
-                                                               const Act& a, float* y) {
+                                                               const Act& a,
+                                                               const ScalesMins* table, float* y) {
   const __m256i low = _mm256_set1_epi8(0x0F);
   for (int64_t n = n0; n < n1; ++n) {
     const uint8_t* row = w + n * row_bytes;
     float acc = 0.0f;
     for (int64_t b = 0; b < nb; ++b) {
       const uint8_t* blk = row + b * kBlockBytes;
-      const ScalesMins sm = scales_mins(blk + 4);
+      const ScalesMins sm = table != nullptr ? table[n * nb + b] : scales_mins(blk + 4);
       const __m128i sc = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(int64_t(sm.scales)));
       // Sub-block j's scale in every 16-bit lane: a byte shuffle of the 8 scales.
       const __m256i scv = _mm256_broadcastsi128_si256(sc);
@@ -392,22 +394,35 @@ int main(int argc, char** argv) {
   kernels::quantize_act_row(DType::kQ4_K, x.data(), K, act_row.as<uint8_t>());
   const Act act = prepare(act_row.as<uint8_t>(), f, K);
   // The row-major kernels of this ISA, each checked against gemm() and timed.
-  using RowKernel =
-      void (*)(const uint8_t*, int64_t, int64_t, int64_t, int64_t, const Act&, float*);
+  using RowKernel = void (*)(const uint8_t*, int64_t, int64_t, int64_t, int64_t, const Act&,
+                             const ScalesMins*, float*);
   struct Variant {
     const char* name;
     RowKernel kernel;
+    bool table;  // reads the side table of decoded scales
   };
-  const std::vector<Variant> variants = isa == "avx512"
-                                            ? std::vector<Variant>{{"rows", rows_avx512},
-                                                                   {"rows4", rows4_avx512},
-                                                                   {"blocks4", blocks4_avx512}}
-                                            : std::vector<Variant>{{"rows", rows_avx2}};
+  const std::vector<Variant> variants =
+      isa == "avx512"
+          ? std::vector<Variant>{{"rows", rows_avx512, false},
+                                 {"rows4", rows4_avx512, false},
+                                 {"blocks4", blocks4_avx512, false},
+                                 {"rows_table", rows_avx512, true}}
+          : std::vector<Variant>{{"rows", rows_avx2, false}, {"rows_table", rows_avx2, true}};
+  // The side table a load would write beside the mapped file: every block's 8 scales and 8 mins
+  // as bytes (16 bytes a 144-byte block), timed as a load would pay it (one thread).
+  std::vector<ScalesMins> table(static_cast<size_t>(N * nb));
+  const double table_s = seconds([&] {
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t b = 0; b < nb; ++b)
+        table[size_t(n * nb + b)] =
+            scales_mins(rows.as<uint8_t>() + n * row_bytes + b * kBlockBytes + 4);
+  });
 
   std::printf(
       "{\"n\": %lld, \"k\": %lld, \"type\": \"q4_k\", \"isa\": \"%s\", \"weight_mb\": %.1f,"
-      " \"runs\": [",
-      (long long)N, (long long)K, isa.c_str(), double(N * row_bytes) / 1e6);
+      " \"table_mb\": %.1f, \"table_build_ms\": %.1f, \"runs\": [",
+      (long long)N, (long long)K, isa.c_str(), double(N * row_bytes) / 1e6,
+      double(table.size() * sizeof(ScalesMins)) / 1e6, table_s * 1e3);
   for (int threads : {1, 2}) {
     ThreadPool pool(threads);
     const int64_t tasks = N / kRowsPerTask + (N % kRowsPerTask != 0);
@@ -423,17 +438,18 @@ int main(int argc, char** argv) {
         sink[size_t(n0 / kRowsPerTask)] = read_rows(rows.as<uint8_t>(), row_bytes, n0, n1);
       });
     };
-    auto run = [&](RowKernel k) {
-      return [&, k] {
+    auto run = [&](const Variant& v) {
+      return [&, v] {
         over_rows([&](int64_t n0, int64_t n1) {
-          k(rows.as<uint8_t>(), row_bytes, n0, n1, nb, act, y.data());
+          v.kernel(rows.as<uint8_t>(), row_bytes, n0, n1, nb, act, v.table ? table.data() : nullptr,
+                   y.data());
         });
       };
     };
     run_panels();
     for (const Variant& v : variants) {
       std::fill(y.begin(), y.end(), -1.0f);
-      run(v.kernel)();
+      run(v)();
       if (std::memcmp(y_panels.data(), y.data(), y.size() * sizeof(float)) != 0) {
         std::fprintf(stderr, "%s: the row kernel's outputs differ from gemm()'s\n", v.name);
         return 1;
@@ -446,7 +462,7 @@ int main(int argc, char** argv) {
       panels_s = std::min(panels_s, seconds(run_panels));
       read_s = std::min(read_s, seconds(run_read));
       for (size_t i = 0; i < variants.size(); ++i)
-        best[i] = std::min(best[i], seconds(run(variants[i].kernel)));
+        best[i] = std::min(best[i], seconds(run(variants[i])));
     }
     const double gb = double(N * row_bytes) / 1e9;
     std::printf(

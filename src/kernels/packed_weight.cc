@@ -175,20 +175,40 @@ PackedWeight::PackedWeight(int64_t n, int64_t k, DType dtype, const Arena& arena
 
 PackedWeight::PackedWeight(const float* w, int64_t n, int64_t k, DType dtype, const Arena& arena)
     : PackedWeight(n, k, dtype, arena) {
-  if (!core::dtype_is_quantized(dtype)) {
-    pack_plain_rows(w, DType::kF32, dtype, n, k, data_.get());
+  pack_f32(w, 0, n);
+}
+
+void PackedWeight::pack_f32(const float* w, int64_t r0, int64_t n) {
+  uint8_t* dst = data_.get() + (r0 / kPanel) * panel_bytes();
+  if (!core::dtype_is_quantized(dtype_)) {
+    pack_plain_rows(w, DType::kF32, dtype_, n, k_, dst);
     return;
   }
   // A panel's rows at a time, quantized, then packed like a file's.
-  const int64_t row_bytes = core::dtype_row_bytes(dtype, k);
+  const int64_t row_bytes = core::dtype_row_bytes(dtype_, k_);
   std::vector<uint8_t> rows(size_t(kPanel * row_bytes));
-  for (int64_t r0 = 0; r0 < n; r0 += kPanel) {
-    const int64_t m = std::min(kPanel, n - r0);
+  for (int64_t p0 = 0; p0 < n; p0 += kPanel) {
+    const int64_t m = std::min(kPanel, n - p0);
     for (int64_t r = 0; r < m; ++r)
-      quantize_row(dtype, w + (r0 + r) * k, &rows[size_t(r * row_bytes)], k);
-    pack_quantized(rows.data(), m, row_bytes, core::dtype_block_bytes(dtype),
-                   data_.get() + (r0 / kPanel) * panel_bytes());
+      quantize_row(dtype_, w + (p0 + r) * k_, &rows[size_t(r * row_bytes)], k_);
+    pack_quantized(rows.data(), m, row_bytes, core::dtype_block_bytes(dtype_),
+                   dst + (p0 / kPanel) * panel_bytes());
   }
+}
+
+PackedWeight PackedWeight::from_f32_rows(
+    int64_t n, int64_t k, DType dtype, const Arena& arena,
+    const std::function<void(int64_t, int64_t, float*)>& rows) {
+  PackedWeight w(n, k, dtype, arena);
+  constexpr int64_t kChunk = 8 * kPanel;
+  core::AlignedBuffer chunk(size_t(std::min(n, kChunk) * k) * sizeof(float),
+                            core::AlignedBuffer::Pages::kSmall, core::AlignedBuffer::Fill::kNone);
+  for (int64_t r0 = 0; r0 < n; r0 += kChunk) {
+    const int64_t m = std::min(kChunk, n - r0);
+    rows(r0, r0 + m, chunk.as<float>());
+    w.pack_f32(chunk.as<float>(), r0, m);
+  }
+  return w;
 }
 
 PackedWeight PackedWeight::from_rows(const void* rows, DType src_type, int64_t n, int64_t k,

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "core/dtype.h"
@@ -46,6 +47,12 @@ class PackedWeight {
   static PackedWeight from_rows(const void* rows, core::DType src_type, int64_t n, int64_t k,
                                 core::DType storage, const Arena& arena = nullptr);
 
+  // The same as PackedWeight(w, n, k, dtype, arena), from f32 rows made a few panels at a time:
+  // rows(r0, r1, out) writes rows [r0, r1) to out ([r1 - r0][k]). Equal bytes; what it saves is
+  // the f32 copy of the whole matrix (`small`'s random embedding: 311 MB of fresh pages).
+  static PackedWeight from_f32_rows(int64_t n, int64_t k, core::DType dtype, const Arena& arena,
+                                    const std::function<void(int64_t, int64_t, float*)>& rows);
+
   int64_t rows() const { return n_; }  // N, outputs
   int64_t cols() const { return k_; }  // K, inputs
   core::DType dtype() const { return dtype_; }
@@ -67,6 +74,8 @@ class PackedWeight {
  private:
   // Storage for every byte the packing writes (a plain type's last panel zeroed).
   PackedWeight(int64_t n, int64_t k, core::DType dtype, const Arena& arena);
+  // Packs f32 rows [r0, r0 + n) (r0 a multiple of kPanel) from w ([n][k]) into their panels.
+  void pack_f32(const float* w, int64_t r0, int64_t n);
   // The GGUF bytes of W[row]'s block kb (quantized), gathered from the interleave.
   void block_of(int64_t row, int64_t kb, uint8_t* out) const;
   // Address of W[row][col] (plain types).

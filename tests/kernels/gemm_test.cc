@@ -539,6 +539,30 @@ TEST(PackedWeight, InAnArenaTheSameBytes) {
   }
 }
 
+// Rows made a few panels at a time pack to the bytes of the whole matrix: every type kind, N
+// past a chunk and not a panel multiple, an arena or not.
+TEST(PackedWeight, FromF32RowsIsTheWholeMatrixsBytes) {
+  auto arena = std::make_shared<core::HugePageArena>();
+  for (DType t : {DType::kF32, DType::kBF16, DType::kF16, DType::kQ8_0, DType::kQ4_K}) {
+    for (int64_t N : {int64_t(7), int64_t(300), int64_t(544)}) {
+      const int64_t K = 256;
+      const std::vector<float> wf = random_floats(N * K, 41 + N);
+      const PackedWeight whole(wf.data(), N, K, t);
+      int64_t next = 0;  // the rows are asked for in order, each once
+      const PackedWeight by_rows = PackedWeight::from_f32_rows(
+          N, K, t, N == 300 ? arena : nullptr, [&](int64_t r0, int64_t r1, float* out) {
+            EXPECT_EQ(r0, next);
+            next = r1;
+            std::memcpy(out, wf.data() + r0 * K, size_t((r1 - r0) * K) * sizeof(float));
+          });
+      EXPECT_EQ(next, N);
+      ASSERT_EQ(by_rows.storage_bytes(), whole.storage_bytes());
+      EXPECT_EQ(0, std::memcmp(by_rows.panel(0), whole.panel(0), size_t(whole.storage_bytes())))
+          << core::dtype_name(t) << " N " << N;
+    }
+  }
+}
+
 // Plain rows convert on the way in: f32 rows stored as f16 round to nearest even, bf16 rows
 // stored as f32 are exact.
 TEST(PackedWeight, FromPlainRowsConverts) {

@@ -80,6 +80,25 @@ TEST(Qwen35Init, InitFollowsTheConventions) {
   EXPECT_TRUE(t.has(3, TensorRole::kAttnQ));
 }
 
+// Any rows of a tensor are those rows of the whole tensor, wherever they start in a block of the
+// init's generators (65,536 values), for every kind of fill.
+TEST(Qwen35Init, RowsAreTheWholeTensorsRows) {
+  const Qwen35Config c = tiny();
+  for (TensorRole role :
+       {TensorRole::kEmbed, TensorRole::kGdnSsmA, TensorRole::kFfnDown, TensorRole::kInputNorm}) {
+    const TensorSlot slot{-1, role, 1000, 200};  // 200,000 values: four generator blocks
+    const std::vector<float> whole = random_tensor(c, slot, 5, 17);
+    for (auto [r0, r1] :
+         {std::pair<int64_t, int64_t>{0, 1000}, {333, 777}, {327, 328}, {999, 1000}}) {
+      std::vector<float> rows(size_t((r1 - r0) * slot.cols), -1.0f);
+      random_tensor_rows(c, slot, 5, 17, r0, r1, rows.data());
+      EXPECT_EQ(
+          0, std::memcmp(rows.data(), whole.data() + r0 * slot.cols, rows.size() * sizeof(float)))
+          << int(role) << " rows " << r0 << "-" << r1;
+    }
+  }
+}
+
 TEST(Qwen35Model, RandomModelEqualsModelFromTheSameTensors) {
   const Qwen35Config c = tiny();
   auto a = random_model(c, 11);

@@ -7,7 +7,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/aligned_buffer.h"
 #include "core/check.h"
 #include "core/isa.h"
 #include "kernels/kernel_version.h"
@@ -130,13 +129,15 @@ core::Result<std::unique_ptr<Architecture>> make_random_qwen35(const Qwen35Confi
   });
   pool.parallel_for(int64_t(order.size()), [&](int64_t task) {
     const int64_t i = order[size_t(task)];
-    // Not a std::vector: its zero fill was a fifth of `anchorage serve`'s start on `small`, a
-    // pass over hundreds of MB of fresh pages that the init then overwrites.
-    core::AlignedBuffer data(size_t(slots[size_t(i)].elements()) * sizeof(float),
-                             core::AlignedBuffer::Pages::kHugeWhenLarge,
-                             core::AlignedBuffer::Fill::kNone);
-    random_tensor_into(cfg, slots[size_t(i)], seed, i, data.as<float>());
-    place_tensor(slots[size_t(i)], data.as<float>(), opts.weight_dtype, &w);
+    // Rows made as the packing asks for them: the whole tensor as f32 (a zero-filled
+    // std::vector until the twentieth session) was most of `anchorage serve`'s start on `small`.
+    const TensorSlot& slot = slots[size_t(i)];
+    place_tensor_rows(
+        slot, opts.weight_dtype,
+        [&](int64_t r0, int64_t r1, float* out) {
+          random_tensor_rows(cfg, slot, seed, i, r0, r1, out);
+        },
+        &w);
   });
   return std::unique_ptr<Architecture>(new Qwen35Model(cfg, std::move(w), opts));
 }

@@ -77,19 +77,24 @@ constexpr int64_t kInitBlock = int64_t(1) << 16;
 // x[i] = lo + (hi - lo) * u, u uniform in [0, 1): cheap and exact to reproduce (uniforms with
 // the variance of the wanted normal, instead of Box-Muller's log and cos per value: `small`
 // has 130M weights).
-void fill_uniform(float* x, int64_t n, double lo, double hi, uint64_t seed, int64_t index) {
+// Elements [e0, e1) of the tensor, written to x[0, e1 - e0): a block begun before e0 draws
+// its first values and drops them.
+void fill_uniform(float* x, int64_t e0, int64_t e1, double lo, double hi, uint64_t seed,
+                  int64_t index) {
   const uint64_t tensor_seed = splitmix(seed ^ splitmix(uint64_t(index) + 0x5851f42d4c957f2dull));
-  for (int64_t b0 = 0; b0 < n; b0 += kInitBlock) {
+  for (int64_t b0 = e0 / kInitBlock * kInitBlock; b0 < e1; b0 += kInitBlock) {
     core::Rng rng(splitmix(tensor_seed + uint64_t(b0 / kInitBlock)));
-    const int64_t b1 = std::min(n, b0 + kInitBlock);
-    for (int64_t i = b0; i < b1; ++i) x[i] = float(lo + (hi - lo) * rng.uniform());
+    for (int64_t i = b0; i < e0; ++i) rng.uniform();
+    const int64_t b1 = std::min(e1, b0 + kInitBlock);
+    for (int64_t i = std::max(b0, e0); i < b1; ++i)
+      x[i - e0] = float(lo + (hi - lo) * rng.uniform());
   }
 }
 
 // Zero-mean uniform with standard deviation sd.
-void fill_sd(float* x, int64_t n, double sd, uint64_t seed, int64_t index) {
+void fill_sd(float* x, int64_t e0, int64_t e1, double sd, uint64_t seed, int64_t index) {
   const double half = std::sqrt(3.0) * sd;
-  fill_uniform(x, n, -half, half, seed, index);
+  fill_uniform(x, e0, e1, -half, half, seed, index);
 }
 
 }  // namespace
@@ -97,13 +102,13 @@ void fill_sd(float* x, int64_t n, double sd, uint64_t seed, int64_t index) {
 std::vector<float> random_tensor(const Qwen35Config& c, const TensorSlot& slot, uint64_t seed,
                                  int64_t index) {
   std::vector<float> x(size_t(slot.elements()));
-  random_tensor_into(c, slot, seed, index, x.data());
+  random_tensor_rows(c, slot, seed, index, 0, slot.rows, x.data());
   return x;
 }
 
-void random_tensor_into(const Qwen35Config& c, const TensorSlot& slot, uint64_t seed, int64_t index,
-                        float* p) {
-  const int64_t n = slot.elements();
+void random_tensor_rows(const Qwen35Config& c, const TensorSlot& slot, uint64_t seed, int64_t index,
+                        int64_t r0, int64_t r1, float* p) {
+  const int64_t e0 = r0 * slot.cols, e1 = r1 * slot.cols, n = e1 - e0;
   const double fan_in = double(slot.cols);
   // Output projections feed the residual stream: 1/sqrt(2L) keeps its growth over 2L adds
   // near one (GPT-2's residual scaling).
@@ -112,7 +117,7 @@ void random_tensor_into(const Qwen35Config& c, const TensorSlot& slot, uint64_t 
     case TensorRole::kEmbed:
     case TensorRole::kLmHead:
       // Logit std ~= sd * sqrt(H) * rms(h_final) ~= 2: peaked enough to differ, not one-hot.
-      fill_sd(p, n, 2.0 / std::sqrt(double(c.hidden_size)), seed, index);
+      fill_sd(p, e0, e1, 2.0 / std::sqrt(double(c.hidden_size)), seed, index);
       break;
     case TensorRole::kFinalNorm:
     case TensorRole::kInputNorm:
@@ -120,7 +125,7 @@ void random_tensor_into(const Qwen35Config& c, const TensorSlot& slot, uint64_t 
     case TensorRole::kAttnQNorm:
     case TensorRole::kAttnKNorm:
     case TensorRole::kGdnNorm:
-      fill_uniform(p, n, 0.9, 1.1, seed, index);  // plain weights: 1 + small noise
+      fill_uniform(p, e0, e1, 0.9, 1.1, seed, index);  // plain weights: 1 + small noise
       break;
     case TensorRole::kGdnQkv:
     case TensorRole::kGdnZ:
@@ -135,32 +140,32 @@ void random_tensor_into(const Qwen35Config& c, const TensorSlot& slot, uint64_t 
     case TensorRole::kMoeUpExps:
     case TensorRole::kMoeSharedGate:
     case TensorRole::kMoeSharedUp:
-      fill_sd(p, n, 1.0 / std::sqrt(fan_in), seed, index);
+      fill_sd(p, e0, e1, 1.0 / std::sqrt(fan_in), seed, index);
       break;
     case TensorRole::kMoeRouter:
       // Router logits with std ~1.5: the top-k differ from token to token, ties are rare.
-      fill_sd(p, n, 1.5 / std::sqrt(fan_in), seed, index);
+      fill_sd(p, e0, e1, 1.5 / std::sqrt(fan_in), seed, index);
       break;
     case TensorRole::kMoeSharedScale:
       // A vector (cols = 1): the shared gate logit sigmoid(w . u) has std ~1 over u.
-      fill_sd(p, n, 1.0 / std::sqrt(double(c.hidden_size)), seed, index);
+      fill_sd(p, e0, e1, 1.0 / std::sqrt(double(c.hidden_size)), seed, index);
       break;
     case TensorRole::kGdnOut:
     case TensorRole::kAttnO:
     case TensorRole::kFfnDown:
     case TensorRole::kMoeDownExps:
     case TensorRole::kMoeSharedDown:
-      fill_sd(p, n, residual_scale / std::sqrt(fan_in), seed, index);
+      fill_sd(p, e0, e1, residual_scale / std::sqrt(fan_in), seed, index);
       break;
     case TensorRole::kGdnConv:
-      fill_sd(p, n, 1.0 / std::sqrt(double(c.linear_conv_kernel_dim)), seed, index);
+      fill_sd(p, e0, e1, 1.0 / std::sqrt(double(c.linear_conv_kernel_dim)), seed, index);
       break;
     case TensorRole::kGdnDtBias:
-      fill_uniform(p, n, -5.7, 19.3, seed, index);  // §2.5's observed range of dt_bias
+      fill_uniform(p, e0, e1, -5.7, 19.3, seed, index);  // §2.5's observed range of dt_bias
       break;
     case TensorRole::kGdnSsmA:
       // §2.5: -exp(A_log) observed in about [-0.34, -0.004]; log-uniform over that range.
-      fill_uniform(p, n, std::log(0.004), std::log(0.34), seed, index);
+      fill_uniform(p, e0, e1, std::log(0.004), std::log(0.34), seed, index);
       for (int64_t i = 0; i < n; ++i) p[i] = -std::exp(p[i]);
       break;
   }

@@ -70,9 +70,9 @@ std::vector<TensorSlot> tensor_slots(const Qwen35Config& cfg);
 // (seed, index) on every machine.
 std::vector<float> random_tensor(const Qwen35Config& cfg, const TensorSlot& slot, uint64_t seed,
                                  int64_t index);
-// The same into out[0, slot.elements()) (whatever out held: every element is written).
-void random_tensor_into(const Qwen35Config& cfg, const TensorSlot& slot, uint64_t seed,
-                        int64_t index, float* out);
+// Rows [r0, r1) of the same, into out[0, (r1 - r0) * slot.cols) (every element written).
+void random_tensor_rows(const Qwen35Config& cfg, const TensorSlot& slot, uint64_t seed,
+                        int64_t index, int64_t r0, int64_t r1, float* out);
 
 struct Qwen35Tensors {
   Qwen35Config cfg;

@@ -2,6 +2,8 @@
 // (place_tensor_raw, the GGUF loader's path).
 #include "model/qwen35/weights.h"
 
+#include "core/aligned_buffer.h"
+
 #include "core/check.h"
 #include "kernels/quant.h"
 
@@ -183,6 +185,21 @@ void place(const TensorSlot& s, const Source& src, Qwen35Weights* w) {
 
 void place_tensor(const TensorSlot& s, const float* data, DType dtype, Qwen35Weights* w) {
   place(s, Source{data, DType::kF32, s.cols, storage_for(dtype, s.cols), w->arena}, w);
+}
+
+void place_tensor_rows(const TensorSlot& s, DType dtype,
+                       const std::function<void(int64_t, int64_t, float*)>& rows,
+                       Qwen35Weights* w) {
+  if (s.layer < 0 && (s.role == TensorRole::kEmbed || s.role == TensorRole::kLmHead)) {
+    PackedWeight* dst = s.role == TensorRole::kEmbed ? &w->embed : &w->lm_head;
+    *dst = PackedWeight::from_f32_rows(s.rows, s.cols, storage_for(dtype, s.cols), w->arena, rows);
+    return;
+  }
+  core::AlignedBuffer data(size_t(s.elements()) * sizeof(float),
+                           core::AlignedBuffer::Pages::kHugeWhenLarge,
+                           core::AlignedBuffer::Fill::kNone);
+  rows(0, s.rows, data.as<float>());
+  place_tensor(s, data.as<float>(), dtype, w);
 }
 
 void place_tensor_raw(const TensorSlot& s, const void* data, DType src_type, Qwen35Weights* w) {

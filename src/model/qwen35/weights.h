@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <variant>
 #include <vector>
 
@@ -83,6 +84,13 @@ Qwen35Weights empty_weights(const Qwen35Config& cfg);
 // tensor's inputs falls back to Q8_0, then to f32). Distinct slots may be placed from
 // different threads at once.
 void place_tensor(const TensorSlot& slot, const float* data, core::DType dtype, Qwen35Weights* w);
+
+// place_tensor() of f32 rows made on demand: rows(r0, r1, out) writes rows [r0, r1) to out
+// ([r1 - r0][slot.cols]). The embedding and an untied head are packed a few panels at a time
+// (kernels::PackedWeight::from_f32_rows), never held whole as f32; any other tensor is made
+// whole first. The same bytes as place_tensor() of all the rows.
+void place_tensor_rows(const TensorSlot& slot, core::DType dtype,
+                       const std::function<void(int64_t, int64_t, float*)>& rows, Qwen35Weights* w);
 
 // Stores one tensor given as raw rows of src_type (a GGUF tensor's data: slot.rows rows of
 // slot.cols elements, core::dtype_row_bytes(src_type, slot.cols) bytes each; our conventions

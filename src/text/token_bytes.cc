@@ -17,8 +17,7 @@ void TokenBytes::reserve(size_t n, size_t bytes) {
 }
 
 void TokenBytes::end_entry() {
-  // Offsets are 32-bit: a vocabulary's bytes are megabytes, and the readers cap the count.
-  ANCHORAGE_CHECK(bytes_.size() <= UINT32_MAX);
+  ANCHORAGE_CHECK(bytes_.size() <= kMaxBytes);
   ends_.push_back(uint32_t(bytes_.size()));
 }
 

@@ -18,6 +18,10 @@ namespace anchorage::text {
 
 class TokenBytes {
  public:
+  // The most bytes a TokenBytes holds (its offsets are 32-bit); more is a bug (CHECK): the
+  // readers refuse a vocabulary whose strings are larger first, with an error naming the field.
+  static constexpr size_t kMaxBytes = UINT32_MAX;
+
   TokenBytes() = default;
   TokenBytes(std::initializer_list<std::string_view> entries);
 

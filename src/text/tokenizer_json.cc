@@ -244,6 +244,8 @@ Status read_byte_level_or_null(const Part& j, const char* field) {
 }  // namespace
 
 Result<TokenizerSpec> parse_tokenizer_json(std::string_view json_text) {
+  // Every string the spec keeps, and BpeModel's joined merges, are smaller than the document.
+  if (json_text.size() > TokenBytes::kMaxBytes) return bad("(document)", "larger than 4 GiB");
   simdjson::dom::parser parser;
   element root;
   if (parser.parse(json_text.data(), json_text.size()).get(root) != simdjson::SUCCESS) {

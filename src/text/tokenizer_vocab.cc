@@ -63,6 +63,8 @@ Result<TokenizerSpec> spec_from_vocab(const BpeVocabRef& v) {
   }
   size_t n_bytes = 0;
   for (std::string_view tok : v.tokens) n_bytes += tok.size();
+  if (n_bytes > TokenBytes::kMaxBytes)  // raw bytes are never more than their pieces'
+    return Status::invalid_argument("tokenizer.ggml.tokens: more than 4 GiB of token strings");
   spec.token_bytes.reserve(v.tokens.size(), n_bytes);
   for (size_t id = 0; id < v.tokens.size(); ++id) {
     const int32_t type = v.token_types.empty() ? kBpeTokenNormal : v.token_types[id];
@@ -102,6 +104,10 @@ Result<TokenizerSpec> spec_from_vocab(const BpeVocabRef& v) {
   TokenBytes halves;  // left, right of every merge, raw
   size_t merge_bytes = 0;
   for (std::string_view m : v.merges) merge_bytes += m.size();
+  // Bounds the halves and BpeModel's joined merges alike (a merged token's raw bytes are
+  // never more than its "left right" string's).
+  if (merge_bytes > TokenBytes::kMaxBytes)
+    return Status::invalid_argument("tokenizer.ggml.merges: more than 4 GiB of merge strings");
   halves.reserve(2 * v.merges.size(), merge_bytes);
   for (size_t rank = 0; rank < v.merges.size(); ++rank) {
     std::string_view left, right;

@@ -3,7 +3,6 @@
 #include "model/qwen35/weights.h"
 
 #include "core/aligned_buffer.h"
-
 #include "core/check.h"
 #include "kernels/quant.h"
 

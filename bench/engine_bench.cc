@@ -19,13 +19,16 @@
 // process's lifetime peak: the 256 MiB bandwidth buffers dominate it).
 //
 // Flags: --contexts 1024,8192,32768  --weights f32,bf16  --kv-dtype f32  --threads 0 (all)
-//        --decode-steps 32  --preset small  --seed 1  --model FILE.gguf  --prefill-repeats 1
+//        --decode-steps 32  --preset small  --seed 1  --model FILE.gguf  --in-place 0
+//        --prefill-repeats 1
 //        (N > 1: the prompt of each context prefilled N - 1 more times from an empty engine,
 //        prefill_s the median of the N runs, prefill_s_runs all of them). Google Benchmark's
 // --benchmark_* flags (scripts/bench.sh) are accepted and ignored. --model measures a qwen35
 // GGUF file (any published shape, its tensors' own types, loaded as `anchorage serve` loads
-// it) instead of the random preset: --weights, --preset and --seed are then ignored and the
-// run's weight_dtype is the file's path.
+// it, its weights packed before the run) instead of the random preset: --weights, --preset and
+// --seed are then ignored and the run's weight_dtype is the file's path. --in-place 1 (with
+// --model) never packs them: every linear layer reads the file's rows, as `anchorage serve`
+// does until its background packing is done (docs/performance.md "Start-up").
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -70,7 +73,8 @@ struct BenchArgs {
   int64_t decode_steps = 32;
   int64_t prefill_repeats = 1;
   uint64_t seed = 1;
-  std::string model;  // a GGUF file instead of the random preset
+  std::string model;      // a GGUF file instead of the random preset
+  bool in_place = false;  // --model's linear layers read from the file's rows, never packed
 };
 
 std::vector<std::string_view> split(std::string_view s) {
@@ -112,6 +116,9 @@ bool parse_args(int argc, char** argv, BenchArgs* a) {
       if (!parse_i64(v, &a->prefill_repeats) || a->prefill_repeats < 1) return false;
     } else if (f == "--model") {
       a->model = std::string(v);
+    } else if (f == "--in-place") {
+      if (v != "0" && v != "1") return false;
+      a->in_place = v == "1";
     } else if (f == "--seed") {
       int64_t s = 0;
       if (!parse_i64(v, &s)) return false;
@@ -255,7 +262,9 @@ core::Result<std::unique_ptr<model::Architecture>> load_model(
   auto file = model::gguf::GgufFile::open(a.model);
   if (!file.has_value()) return file.error();
   core::ThreadPool pool(core::ThreadPool::hardware_threads());
-  auto m = model::gguf::load_qwen35_gguf(*file, mo, &pool);
+  model::qwen35::Qwen35Options o = mo;
+  o.defer_packing = a.in_place;  // and nothing packs them later
+  auto m = model::gguf::load_qwen35_gguf(*file, o, &pool);
   if (!m.has_value()) return m.error();
   return std::unique_ptr<model::Architecture>(std::move(m.value()));
 }
@@ -337,6 +346,7 @@ json bench_dtype(const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
   }
   return {{"weight_dtype", wname},
           {"kv_dtype", a.kv},
+          {"weights_in_place", a.in_place && !a.model.empty()},
           {"load_s", load_s},
           {"weight_bytes", weight_bytes},
           {"rss_after_load_bytes", rss_after_load},

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 52;
+inline constexpr int kKernelVersion = 53;
 
 }  // namespace anchorage::kernels

@@ -158,19 +158,25 @@ PackedWeight::PackedWeight(int64_t n, int64_t k, DType dtype, const Arena& arena
   ANCHORAGE_CHECK(n > 0 && k > 0);
   ANCHORAGE_CHECK_MSG(k % core::dtype_block_elements(dtype) == 0,
                       "K must be a multiple of the quantization block");
+  data_ = allocate(arena);
+}
+
+std::shared_ptr<uint8_t> PackedWeight::allocate(const Arena& arena) const {
   // Not zero-filled: every byte is written by the packing (fresh memory is costly to touch
   // twice: docs/performance.md "Start-up"), but a plain type's last panel, whose lanes past n
   // the packing skips and the GEMM reads as 0.
   const size_t bytes = size_t(storage_bytes());
+  std::shared_ptr<uint8_t> data;
   if (arena) {
-    data_ = std::shared_ptr<uint8_t>(arena, arena->allocate(bytes));  // shares the arena's count
+    data = std::shared_ptr<uint8_t>(arena, arena->allocate(bytes));  // shares the arena's count
   } else {
     auto own = std::make_shared<core::AlignedBuffer>(
         bytes, core::AlignedBuffer::Pages::kHugeWhenLarge, core::AlignedBuffer::Fill::kNone);
-    data_ = std::shared_ptr<uint8_t>(own, own->as<uint8_t>());
+    data = std::shared_ptr<uint8_t>(own, own->as<uint8_t>());
   }
   if (n_ % kPanel != 0 && !core::dtype_is_quantized(dtype_))
-    std::memset(data_.get() + (n_panels() - 1) * panel_bytes(), 0, size_t(panel_bytes()));
+    std::memset(data.get() + (n_panels() - 1) * panel_bytes(), 0, size_t(panel_bytes()));
+  return data;
 }
 
 PackedWeight::PackedWeight(const float* w, int64_t n, int64_t k, DType dtype, const Arena& arena)
@@ -224,6 +230,68 @@ PackedWeight PackedWeight::from_rows(const void* rows, DType src_type, int64_t n
   return w;
 }
 
+PackedWeight PackedWeight::over_rows(const void* rows, DType type, int64_t n, int64_t k,
+                                     std::shared_ptr<const void> keep, const Arena& arena) {
+  ANCHORAGE_CHECK(n > 0 && k > 0 && rows != nullptr);
+  ANCHORAGE_CHECK_MSG(k % core::dtype_block_elements(type) == 0,
+                      "K must be a multiple of the quantization block");
+  PackedWeight w;
+  w.n_ = n;
+  w.k_ = k;
+  w.dtype_ = type;
+  w.deferred_ = std::make_shared<Deferred>();
+  w.deferred_->rows = static_cast<const uint8_t*>(rows);
+  w.deferred_->keep = std::move(keep);
+  w.deferred_->arena = arena;
+  return w;
+}
+
+const void* PackedWeight::panels() const {
+  if (data_) return data_.get();
+  return deferred_ ? deferred_->panels.load(std::memory_order_acquire) : nullptr;
+}
+
+const void* PackedWeight::panel(int64_t p) const {
+  const uint8_t* base = static_cast<const uint8_t*>(panels());
+  ANCHORAGE_CHECK_MSG(base != nullptr, "PackedWeight::panel: the weight is not packed yet");
+  return base + p * panel_bytes();
+}
+
+void PackedWeight::copy_panels(int64_t p0, int64_t p1, void* out) const {
+  ANCHORAGE_CHECK(0 <= p0 && p0 <= p1 && p1 <= n_panels());
+  uint8_t* dst = static_cast<uint8_t*>(out);
+  if (const void* ready = panels()) {
+    std::memcpy(dst, static_cast<const uint8_t*>(ready) + p0 * panel_bytes(),
+                size_t((p1 - p0) * panel_bytes()));
+    return;
+  }
+  const int64_t r0 = p0 * kPanel, r1 = std::min(p1 * kPanel, n_);
+  if (r1 <= r0) return;
+  if (core::dtype_is_quantized(dtype_)) {
+    pack_quantized(file_row(r0), r1 - r0, core::dtype_row_bytes(dtype_, k_),
+                   core::dtype_block_bytes(dtype_), dst);
+    return;
+  }
+  if (r1 - r0 < (p1 - p0) * kPanel)  // lanes past n read as 0
+    std::memset(dst + (p1 - p0 - 1) * panel_bytes(), 0, size_t(panel_bytes()));
+  pack_plain_rows(file_row(r0), dtype_, dtype_, r1 - r0, k_, dst);
+}
+
+void PackedWeight::pack() const {
+  if (data_ || !deferred_) return;
+  Deferred& d = *deferred_;
+  std::lock_guard<std::mutex> lock(d.mu);
+  if (d.panels.load(std::memory_order_acquire) != nullptr) return;
+  std::shared_ptr<uint8_t> storage = allocate(d.arena);
+  copy_panels(0, n_panels(), storage.get());  // from the rows: nothing is published yet
+  d.storage = storage;
+  d.panels.store(storage.get(), std::memory_order_release);
+}
+
+const uint8_t* PackedWeight::file_row(int64_t row) const {
+  return deferred_->rows + row * core::dtype_row_bytes(dtype_, k_);
+}
+
 void PackedWeight::block_of(int64_t row, int64_t kb, uint8_t* out) const {
   const int64_t bb = core::dtype_block_bytes(dtype_);
   const uint8_t* src =
@@ -237,6 +305,13 @@ const uint8_t* PackedWeight::element(int64_t row, int64_t col) const {
 }
 
 float PackedWeight::at(int64_t row, int64_t col) const {
+  if (!packed()) {  // the file's row
+    float values[256];
+    const int64_t be = core::dtype_block_elements(dtype_);
+    dequantize_row(dtype_, file_row(row) + (col / be) * core::dtype_row_bytes(dtype_, be), values,
+                   be);
+    return values[col % be];
+  }
   switch (dtype_) {
     case DType::kF32: {
       float v;
@@ -259,7 +334,11 @@ float PackedWeight::at(int64_t row, int64_t col) const {
 }
 
 void PackedWeight::unpack_panel(int64_t p, int64_t k0, int64_t kc, float* out) const {
-  const uint8_t* base = static_cast<const uint8_t*>(panel(p));
+  unpack_panel_at(panel(p), k0, kc, out);
+}
+
+void PackedWeight::unpack_panel_at(const void* panel, int64_t k0, int64_t kc, float* out) const {
+  const uint8_t* base = static_cast<const uint8_t*>(panel);
   const core::Isa isa = core::active_isa();
   switch (dtype_) {
     case DType::kF32:
@@ -288,6 +367,10 @@ void PackedWeight::unpack_panel(int64_t p, int64_t k0, int64_t kc, float* out) c
 }
 
 void PackedWeight::get_row(int64_t row, float* out) const {
+  if (!packed()) {  // the file's row: the bytes the panels hold for it
+    dequantize_row(dtype_, file_row(row), out, k_);
+    return;
+  }
   if (!core::dtype_is_quantized(dtype_)) {
     for (int64_t col = 0; col < k_; ++col) out[col] = at(row, col);
     return;

@@ -13,12 +13,22 @@
 //     f32 FMA chain on the result (kernels/gemm.h).
 // Every weight's f32 value is kernels::dequantize_row() of its stored bits: what at(),
 // get_row() and the GEMM use alike.
-// Immutable after construction; safe to share between threads.
+//
+// A weight made by over_rows() starts without panels: it reads a GGUF tensor's rows where the
+// file has them (kept mapped), and pack() makes its panels later, on any thread (the server packs
+// in the background after it is ready: docs/performance.md "Start-up"). Until then gemm() makes
+// each block's panels from the rows as it runs (copy_panels()): the same bytes, so the same
+// results, bit for bit, before, during and after the switch.
+// Immutable after construction but for that switch, which changes where the stored bits are read
+// from, never what they are; safe to share between threads. Copies share the panels (and the
+// switch).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 
 #include "core/dtype.h"
 #include "core/huge_page_arena.h"
@@ -53,6 +63,23 @@ class PackedWeight {
   static PackedWeight from_f32_rows(int64_t n, int64_t k, core::DType dtype, const Arena& arena,
                                     const std::function<void(int64_t, int64_t, float*)>& rows);
 
+  // A weight over `rows` (as from_rows() with storage == src_type) that does not copy them yet:
+  // `keep` keeps them valid (the mapped file) as long as the weight lives; pack() makes the
+  // panels in `arena` (or memory of their own). The rows are read until then.
+  static PackedWeight over_rows(const void* rows, core::DType type, int64_t n, int64_t k,
+                                std::shared_ptr<const void> keep, const Arena& arena = nullptr);
+  // Whether the panels exist (always, but for a weight made by over_rows() until pack()).
+  bool packed() const { return panels() != nullptr; }
+  // Makes the panels of a weight made by over_rows() (a no-op when they exist): the bytes
+  // from_rows() would have made. Thread-safe, and safe while gemm() calls read the weight.
+  void pack() const;
+  // Panel 0, or null while a weight made by over_rows() has no panels (one atomic load: a
+  // caller that sees null reads the rows for the whole of its call).
+  const void* panels() const;
+  // Panels [p0, p1) written to out (panel_bytes() each, the layout above): made from the rows
+  // (the weight need not be packed), or copied from the panels.
+  void copy_panels(int64_t p0, int64_t p1, void* out) const;
+
   int64_t rows() const { return n_; }  // N, outputs
   int64_t cols() const { return k_; }  // K, inputs
   core::DType dtype() const { return dtype_; }
@@ -60,12 +87,14 @@ class PackedWeight {
   int64_t storage_bytes() const { return n_panels() * panel_bytes(); }
   // Bytes of one panel: kPanel * core::dtype_row_bytes(dtype(), K).
   int64_t panel_bytes() const { return kPanel * core::dtype_row_bytes(dtype_, k_); }
-  // Panel p (layout above).
-  const void* panel(int64_t p) const { return data_.get() + p * panel_bytes(); }
+  // Panel p (layout above). The weight must be packed().
+  const void* panel(int64_t p) const;
   // Panel p's inputs [k0, k0 + kc) as f32 [kc][kPanel] (k-major): what the GEMM multiplies
   // with, the same bits as at(). Runs the active ISA's unpacker (kernels/unpack_impl.h). For a
   // quantized type k0 and kc are multiples of the block size.
   void unpack_panel(int64_t p, int64_t k0, int64_t kc, float* out) const;
+  // The same for a panel of this weight's shape and type held anywhere (copy_panels()' output).
+  void unpack_panel_at(const void* panel, int64_t k0, int64_t kc, float* out) const;
   // W[row][0..K) as f32 (the stored values exactly). Used for embedding lookups.
   void get_row(int64_t row, float* out) const;
   // The stored value of W[row][col] as f32 (what the GEMM multiplies with).
@@ -80,11 +109,28 @@ class PackedWeight {
   void block_of(int64_t row, int64_t kb, uint8_t* out) const;
   // Address of W[row][col] (plain types).
   const uint8_t* element(int64_t row, int64_t col) const;
+  // The stored bytes of W[row]: the file's row (core::dtype_row_bytes()), while not packed.
+  const uint8_t* file_row(int64_t row) const;
+
+  // What a weight made by over_rows() shares with its copies: the rows, and the panels once
+  // pack() has published them.
+  struct Deferred {
+    const uint8_t* rows = nullptr;
+    std::shared_ptr<const void> keep;
+    Arena arena;
+    std::mutex mu;                                // one pack() at a time
+    std::atomic<const uint8_t*> panels{nullptr};  // published with release, read with acquire
+    std::shared_ptr<uint8_t> storage;             // owns the panels
+  };
+
+  // Storage for panels of this shape and type (written by the caller).
+  std::shared_ptr<uint8_t> allocate(const Arena& arena) const;
 
   int64_t n_ = 0;
   int64_t k_ = 0;
   core::DType dtype_ = core::DType::kF32;
-  std::shared_ptr<uint8_t> data_;  // owns (or keeps alive) the storage_bytes() of panels
+  std::shared_ptr<uint8_t> data_;       // owns (or keeps alive) the storage_bytes() of panels
+  std::shared_ptr<Deferred> deferred_;  // a weight made by over_rows(); data_ is null then
 };
 
 }  // namespace anchorage::kernels

@@ -55,12 +55,20 @@ core::Result<std::unique_ptr<model::Architecture>> load_gguf(const ModelSpec& sp
   auto tokenizer = std::async(std::launch::async, [&] { return read_tokenizer(*file, spec); });
   model::qwen35::Qwen35Options mopts;
   mopts.kv_dtype = spec.kv_dtype;
+  // Ready on the file's rows; the panels are made in the background (same answers: the
+  // kernels read the same bytes either way; docs/performance.md "Start-up").
+  mopts.defer_packing = true;
   core::ThreadPool pool(spec.threads > 0 ? spec.threads : core::ThreadPool::hardware_threads());
   const int64_t t0 = core::now_ns();
   ANCHORAGE_LOG_INFO("start: loading weights from %s", spec.gguf_path.c_str());
   auto m = model::gguf::load_qwen35_gguf(*file, mopts, &pool);
   if (!m) return m.error();
-  ANCHORAGE_LOG_INFO("start: weights loaded in %.2f s", seconds_since(t0));
+  ANCHORAGE_LOG_INFO("start: weights loaded in %.2f s (read in place, packed in the background)",
+                     seconds_since(t0));
+  (*m)->pack_in_background(pool.n_threads(), [file = file->shared_file()](double seconds) {
+    ANCHORAGE_LOG_INFO("start: weights packed in the background in %.2f s", seconds);
+    file->drop_resident_pages();
+  });
   auto tok = tokenizer.get();
   if (!tok) return tok.error();
   out->tokenizer = std::make_unique<text::Tokenizer>(std::move(tok.value()));

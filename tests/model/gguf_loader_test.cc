@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <set>
 #include <string>
 
+#include "core/thread_pool.h"
 #include "kernels/quant_dot.h"
 #include "model/gguf/ggml_type.h"
 #include "model/gguf/gguf_writer.h"
@@ -244,6 +246,73 @@ TEST(GgufLoaderTest, PerTensorTypeMixLoads) {
   for (const auto& ti : f->tensors()) types.insert(ti.ggml_type);
   EXPECT_GE(types.size(), 10u);  // f32 plus most of the mix
   expect_same_model(w.bytes, w.stored);
+}
+
+// Twelve tokens of prefill then one decode step, one thread or two: the logits of all 13.
+std::vector<float> prefill_and_step(const Architecture& m, core::ThreadPool* pool) {
+  test::ModelRunner run(m, 64, kTokens);
+  const std::vector<int32_t> tokens = test::seeded_tokens(kTokens + 1, m.vocab_size(), 11);
+  std::vector<float> out = run.run(tokens.data(), kTokens, 0, 0, pool);
+  const std::vector<float> step = run.run(tokens.data() + kTokens, 1, kTokens, 0, pool);
+  out.insert(out.end(), step.begin(), step.end());
+  return out;
+}
+
+// A model whose linear layers read the file in place (defer_packing: the server's load) answers
+// as the model packed at load, bit for bit, in both arithmetics, before and after
+// pack_in_background(); it keeps the file's bytes alive; a fused qkv's parts (runs of rows) are
+// read where they are, not copied.
+TEST(GgufLoaderTest, WeightsReadInPlaceAnswerAsPackedOnes) {
+  Qwen35Config c = tiny_wide();
+  c.tie_word_embeddings = false;
+  const Qwen35Tensors t = with_value_heads_tiled(qwen35::random_tensors(c, 9, nullptr), true);
+  GgufExportOptions o;
+  o.fused_attn_qkv = true;
+  o.mixed_types = {DType::kQ4_K, DType::kQ6_K, DType::kQ8_0, DType::kIQ4_XS,
+                   DType::kF16,  DType::kQ5_K, DType::kBF16};
+  const Written w = write(t, o);
+  std::unique_ptr<Qwen35Model> eager, lazy;
+  {
+    auto f = GgufFile::parse(MappedFile::from_bytes(w.bytes));
+    ASSERT_TRUE(f.has_value());
+    ASSERT_NE(f->tensor("blk.3.attn_qkv.weight"), nullptr);
+    auto e = load_qwen35_gguf(*f, qwen35::Qwen35Options{}, nullptr);
+    ASSERT_TRUE(e.has_value()) << e.error().to_string();
+    eager = std::move(*e);
+    qwen35::Qwen35Options d;
+    d.defer_packing = true;
+    auto l = load_qwen35_gguf(*f, d, nullptr);
+    ASSERT_TRUE(l.has_value()) << l.error().to_string();
+    lazy = std::move(*l);
+  }  // the file object is gone: the weights keep its bytes
+  const std::vector<kernels::PackedWeight> in_place = qwen35::linear_weights(lazy->test_weights());
+  ASSERT_GT(in_place.size(), 10u);
+  for (const kernels::PackedWeight& p : in_place) EXPECT_FALSE(p.packed());
+  for (const kernels::PackedWeight& p : qwen35::linear_weights(eager->test_weights()))
+    EXPECT_TRUE(p.packed());
+  core::ThreadPool two(2);
+  auto expect_same = [&](const char* when) {
+    for (kernels::QuantDot dot : {kernels::QuantDot::kInt8, kernels::QuantDot::kF32}) {
+      const kernels::QuantDot saved = kernels::quant_dot();
+      kernels::set_quant_dot(dot);
+      for (core::ThreadPool* pool : {static_cast<core::ThreadPool*>(nullptr), &two}) {
+        EXPECT_TRUE(test::same_bytes(prefill_and_step(*lazy, pool), prefill_and_step(*eager, pool)))
+            << when << " " << kernels::quant_dot_name(dot) << " threads " << (pool ? 2 : 1);
+      }
+      kernels::set_quant_dot(saved);
+    }
+  };
+  expect_same("before packing");
+  for (const kernels::PackedWeight& p : in_place) EXPECT_FALSE(p.packed());
+  std::atomic<int> done{0};
+  lazy->pack_in_background(2, [&](double seconds) {
+    EXPECT_GE(seconds, 0.0);
+    done.fetch_add(1);
+  });
+  lazy->wait_packed();
+  EXPECT_EQ(done.load(), 1);
+  for (const kernels::PackedWeight& p : in_place) EXPECT_TRUE(p.packed());
+  expect_same("after packing");
 }
 
 TEST(GgufLoaderTest, ValueHeadOrder) {

@@ -47,6 +47,8 @@ class GgufFile {
   uint32_t alignment() const { return alignment_; }
   uint64_t data_offset() const { return data_offset_; }
   const MappedFile& file() const { return *file_; }
+  // The same, shared: what keeps the bytes of tensors read in place valid.
+  const std::shared_ptr<const MappedFile>& shared_file() const { return file_; }
 
   // Metadata in file order.
   const std::vector<std::pair<std::string, GgufValue>>& metadata() const { return kv_; }

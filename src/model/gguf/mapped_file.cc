@@ -55,6 +55,12 @@ std::shared_ptr<const MappedFile> MappedFile::view(const void* data, size_t size
   return f;
 }
 
+void MappedFile::drop_resident_pages() const {
+  // A read-only private mapping has no page of its own: MADV_DONTNEED unmaps page-cache pages,
+  // and the next touch faults them back in from the cache (or the file).
+  if (map_ != nullptr) (void)madvise(map_, size_, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (map_ != nullptr) munmap(map_, size_);
 }

@@ -29,6 +29,11 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }  // "" for in-memory bytes
+  // Lets the kernel drop the mapping's pages from this process (they stay in the page cache,
+  // and a later read maps them again): once the weights are packed, the process's resident
+  // size stops counting the file twice. Safe while other threads read the bytes. No-op for
+  // bytes in memory.
+  void drop_resident_pages() const;
 
  private:
   MappedFile() = default;

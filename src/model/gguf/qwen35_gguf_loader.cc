@@ -39,7 +39,8 @@ struct RawRows {
   const uint8_t* row(int64_t i) const { return data + i * row_bytes(); }
 };
 
-// The rows `idx` of src, in that order.
+// The rows `idx` of src, in that order: where src has them (a run of consecutive rows, as a
+// fused projection's parts are), else copied.
 RawRows take_rows(const RawRows& src, const std::vector<int64_t>& idx) {
   RawRows out;
   out.type = src.type;
@@ -47,6 +48,12 @@ RawRows take_rows(const RawRows& src, const std::vector<int64_t>& idx) {
   out.rows = int64_t(idx.size());
   out.name = src.name;
   const int64_t rb = src.row_bytes();
+  bool run = !idx.empty() && src.owned.empty();
+  for (size_t i = 1; run && i < idx.size(); ++i) run = idx[i] == idx[i - 1] + 1;
+  if (run) {
+    out.data = src.row(idx[0]);
+    return out;
+  }
   out.owned.resize(size_t(out.rows * rb));
   for (size_t i = 0; i < idx.size(); ++i) {
     std::memcpy(out.owned.data() + int64_t(i) * rb, src.row(idx[i]), size_t(rb));
@@ -254,7 +261,8 @@ Result<std::vector<Job>> plan_jobs(const GgufFile& f, const Qwen35Config& c,
   return jobs;
 }
 
-Status place(const Job& j, qwen35::Qwen35Weights* w) {
+// keep: the file, when linear layers read it in place (RawRows without a copy of their own).
+Status place(const Job& j, qwen35::Qwen35Weights* w, const std::shared_ptr<const void>& keep) {
   if (j.slot.role == TensorRole::kGdnSsmA) {
     for (float v : to_f32(j.src)) {
       if (!(v < 0.0f)) {
@@ -264,7 +272,8 @@ Status place(const Job& j, qwen35::Qwen35Weights* w) {
     }
   }
   if (!j.transpose) {
-    qwen35::place_tensor_raw(j.slot, j.src.data, j.src.type, w);
+    qwen35::place_tensor_raw(j.slot, j.src.data, j.src.type, w,
+                             j.src.owned.empty() ? keep : nullptr);
     return Status::ok();
   }
   // The conv weight: [conv_dim][K] in the file, [K][conv_dim] in ours.
@@ -308,9 +317,11 @@ Result<std::unique_ptr<qwen35::Qwen35Model>> load_qwen35_gguf(const GgufFile& f,
                                ") for a " + arch + " model");
   }
   qwen35::Qwen35Weights w = qwen35::empty_weights(*cfg);
+  std::shared_ptr<const void> keep;
+  if (opts.defer_packing) keep = f.shared_file();
   std::vector<Status> status(jobs->size());
   core::parallel_for(pool, int64_t(jobs->size()),
-                     [&](int64_t i) { status[size_t(i)] = place((*jobs)[size_t(i)], &w); });
+                     [&](int64_t i) { status[size_t(i)] = place((*jobs)[size_t(i)], &w, keep); });
   for (const Status& s : status) {
     if (!s.is_ok()) return s;
   }

@@ -25,6 +25,20 @@ Qwen35Model::Qwen35Model(Qwen35Config cfg, Qwen35Weights w, const Qwen35Options&
   weight_bytes_ = decode_weight_bytes(w_);
 }
 
+void Qwen35Model::pack_in_background(int threads, std::function<void(double seconds)> done) {
+  ANCHORAGE_CHECK(packer_ == nullptr);
+  std::vector<kernels::PackedWeight> todo;
+  for (kernels::PackedWeight& p : linear_weights(w_)) {
+    if (!p.packed()) todo.push_back(std::move(p));
+  }
+  if (todo.empty()) return;
+  packer_ = std::make_unique<WeightPacker>(std::move(todo), threads, std::move(done));
+}
+
+void Qwen35Model::wait_packed() const {
+  if (packer_ != nullptr) packer_->wait();
+}
+
 core::StateLayout Qwen35Model::state_layout(int64_t capacity) const {
   const int64_t L_lin = cfg_.n_linear_layers(), L_full = cfg_.n_full_layers();
   const int64_t n_kv = cfg_.num_key_value_heads, D = cfg_.head_dim;
@@ -57,35 +71,8 @@ namespace {
 // GGUF file keeps its own mix), which is what the GEMMs compute from.
 std::set<std::string> linear_dtypes(const Qwen35Weights& w) {
   std::set<std::string> out;
-  auto add = [&](const kernels::PackedWeight& p) {
-    if (p.rows() > 0) out.insert(std::string(core::dtype_name(p.dtype())));
-  };
-  auto add_ffn = [&](const DenseFfnWeights& f) {
-    add(f.gate);
-    add(f.up);
-    add(f.down);
-  };
-  add(w.embed);
-  add(w.lm_head);
-  for (const LayerWeights& l : w.layers) {
-    if (const auto* g = std::get_if<GdnWeights>(&l.mixer)) {
-      for (const auto* p :
-           {&g->in_proj_qkv, &g->in_proj_z, &g->in_proj_b, &g->in_proj_a, &g->out_proj})
-        add(*p);
-    } else {
-      const auto& a = std::get<AttentionWeights>(l.mixer);
-      for (const auto* p : {&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj}) add(*p);
-    }
-    if (const auto* d = std::get_if<DenseFfnWeights>(&l.ffn)) {
-      add_ffn(*d);
-    } else {
-      const auto& m = std::get<MoeFfnWeights>(l.ffn);
-      add(m.router);
-      for (const auto& e : m.experts) add_ffn(e);
-      add_ffn(m.shared);
-      add(m.shared_scale);
-    }
-  }
+  for (const kernels::PackedWeight& p : linear_weights(w))
+    out.insert(std::string(core::dtype_name(p.dtype())));
   return out;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "core/dtype.h"
@@ -15,6 +16,7 @@
 #include "model/qwen35/config.h"
 #include "model/qwen35/tensors.h"
 #include "model/qwen35/weights.h"
+#include "model/weight_packer.h"
 
 namespace anchorage::model::qwen35 {
 
@@ -23,6 +25,10 @@ struct Qwen35Options {
   // quantized type falls back per tensor when its block does not divide K (weights.h).
   core::DType weight_dtype = core::DType::kF32;
   core::DType kv_dtype = core::DType::kF32;  // K/V views: kF32 or kBF16
+  // GGUF loads: linear layers stored as the file has them read its rows in place until
+  // pack_in_background() packs them (the server: ready sooner, the same answers); false packs
+  // every layer during the load.
+  bool defer_packing = false;
 };
 
 class Qwen35Model final : public Architecture {
@@ -50,6 +56,11 @@ class Qwen35Model final : public Architecture {
   const Qwen35Config& config() const { return cfg_; }
   const Qwen35Options& options() const { return opts_; }
   const Qwen35Weights& test_weights() const { return w_; }
+  // Packs every linear layer still read from a file's rows on `threads` background threads
+  // (model/weight_packer.h); done(seconds) runs once they all are. Call once, before serving.
+  void pack_in_background(int threads, std::function<void(double seconds)> done);
+  // Blocks until pack_in_background()'s threads are done (returns at once without them).
+  void wait_packed() const;
   // forward() that also copies the residual stream after the last layer (before the final
   // norm) into hidden: [n_tokens][H]. Lets tests look at a layer's output.
   void test_forward_hidden(const ForwardRequest& req, const StateBuffers& state, void* workspace,
@@ -73,6 +84,7 @@ class Qwen35Model final : public Architecture {
   Qwen35Options opts_;
   std::vector<int64_t> kind_index_;  // per layer: its slot in gdn.* or in K/V
   int64_t weight_bytes_ = 0;
+  std::unique_ptr<WeightPacker> packer_;  // last: stopped before the rest goes
 };
 
 // A model with deterministic random weights (the same seed gives the same bits on every

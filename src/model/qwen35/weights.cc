@@ -42,12 +42,15 @@ struct Source {
   int64_t cols;
   DType storage;  // what linear layers are packed as
   PackedWeight::Arena arena;
+  std::shared_ptr<const void> keep;  // when set, the rows outlive the load: read in place
 
   const uint8_t* row(int64_t r) const {
     return static_cast<const uint8_t*>(data) + r * core::dtype_row_bytes(type, cols);
   }
   // Rows [r0, r0 + n) as one linear layer.
   PackedWeight pack(int64_t r0, int64_t n) const {
+    if (keep && type == storage)
+      return PackedWeight::over_rows(row(r0), type, n, cols, keep, arena);
     if (type == DType::kF32 && storage != DType::kF32) {
       return PackedWeight(reinterpret_cast<const float*>(row(r0)), n, cols, storage, arena);
     }
@@ -201,8 +204,43 @@ void place_tensor_rows(const TensorSlot& s, DType dtype,
   place_tensor(s, data.as<float>(), dtype, w);
 }
 
-void place_tensor_raw(const TensorSlot& s, const void* data, DType src_type, Qwen35Weights* w) {
-  place(s, Source{data, src_type, s.cols, src_type, w->arena}, w);
+void place_tensor_raw(const TensorSlot& s, const void* data, DType src_type, Qwen35Weights* w,
+                      std::shared_ptr<const void> keep) {
+  place(s, Source{data, src_type, s.cols, src_type, w->arena, std::move(keep)}, w);
+}
+
+std::vector<PackedWeight> linear_weights(const Qwen35Weights& w) {
+  std::vector<PackedWeight> out;
+  auto add = [&](const PackedWeight& p) {
+    if (p.rows() > 0) out.push_back(p);
+  };
+  auto dense = [&](const DenseFfnWeights& f) {
+    add(f.gate);
+    add(f.up);
+    add(f.down);
+  };
+  add(w.embed);
+  for (const LayerWeights& L : w.layers) {
+    if (const auto* g = std::get_if<GdnWeights>(&L.mixer)) {
+      for (const PackedWeight* p :
+           {&g->in_proj_qkv, &g->in_proj_z, &g->in_proj_b, &g->in_proj_a, &g->out_proj})
+        add(*p);
+    } else {
+      const auto& a = std::get<AttentionWeights>(L.mixer);
+      for (const PackedWeight* p : {&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj}) add(*p);
+    }
+    if (const auto* f = std::get_if<DenseFfnWeights>(&L.ffn)) {
+      dense(*f);
+    } else {
+      const auto& m = std::get<MoeFfnWeights>(L.ffn);
+      add(m.router);
+      dense(m.shared);
+      add(m.shared_scale);
+      for (const DenseFfnWeights& e : m.experts) dense(e);
+    }
+  }
+  add(w.lm_head);
+  return out;
 }
 
 int64_t decode_weight_bytes(const Qwen35Weights& w) {

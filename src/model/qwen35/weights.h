@@ -98,8 +98,15 @@ void place_tensor_rows(const TensorSlot& slot, core::DType dtype,
 // Q6_K: quantized bits are kept as they are); norms and vectors are dequantized to f32.
 // Expert tensors ([E*F_e][H] ...) are split per expert. Distinct slots may be placed from
 // different threads at once.
+// keep: when set, data stays valid as long as keep lives (the mapped file), and linear layers
+// stored as they come read it in place until packed (kernels::PackedWeight::over_rows(): a
+// WeightPacker packs them later); when null every layer is packed now.
 void place_tensor_raw(const TensorSlot& slot, const void* data, core::DType src_type,
-                      Qwen35Weights* w);
+                      Qwen35Weights* w, std::shared_ptr<const void> keep = nullptr);
+
+// Every linear layer of w (copies: they share the panels), in the order a forward pass reads
+// them: the embedding, each layer's mixer and FFN (experts in order), the untied head.
+std::vector<kernels::PackedWeight> linear_weights(const Qwen35Weights& w);
 
 // Bytes one decode step reads: every layer weight, the norms and the head matrix (the
 // embedding contributes one row per token, counted only through the head when tied).

@@ -27,8 +27,8 @@
 // GGUF file (any published shape, its tensors' own types, loaded as `anchorage serve` loads
 // it, its weights packed before the run) instead of the random preset: --weights, --preset and
 // --seed are then ignored and the run's weight_dtype is the file's path. --in-place 1 (with
-// --model) never packs them: every linear layer reads the file's rows, as `anchorage serve`
-// does until its background packing is done (docs/performance.md "Start-up").
+// --model) loads it as `anchorage serve` does, the linear layers left in the file, but with no
+// background packing: the first forward packs what it reads (in the first prefill's time).
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -74,7 +74,7 @@ struct BenchArgs {
   int64_t prefill_repeats = 1;
   uint64_t seed = 1;
   std::string model;      // a GGUF file instead of the random preset
-  bool in_place = false;  // --model's linear layers read from the file's rows, never packed
+  bool in_place = false;  // --model's linear layers left in the file until a forward packs them
 };
 
 std::vector<std::string_view> split(std::string_view s) {
@@ -263,7 +263,7 @@ core::Result<std::unique_ptr<model::Architecture>> load_model(
   if (!file.has_value()) return file.error();
   core::ThreadPool pool(core::ThreadPool::hardware_threads());
   model::qwen35::Qwen35Options o = mo;
-  o.defer_packing = a.in_place;  // and nothing packs them later
+  o.defer_packing = a.in_place;  // and no background packing: the forward packs them
   auto m = model::gguf::load_qwen35_gguf(*file, o, &pool);
   if (!m.has_value()) return m.error();
   return std::unique_ptr<model::Architecture>(std::move(m.value()));

@@ -47,7 +47,7 @@ for f in "${files[@]}"; do
       first_s=$(printf "%.3f" "$first_s")
     fi
     for _ in $(seq 600); do grep -q "start: ready in" "$log" && break; sleep 0.05; done
-    if grep -q "read in place" "$log"; then
+    if grep -q "left in the file" "$log"; then
       for _ in $(seq 600); do grep -q "weights packed in the background" "$log" && break; sleep 0.05; done
     fi
     kill "$pid" 2>/dev/null || true

@@ -75,10 +75,8 @@ void unpacked_block(BlockFn fn, const GemmJob& job, const PackedWeight& w, const
   for (int64_t k0 = 0; k0 < job.K; k0 += kc_max) {
     const int64_t kc = job.K - k0 < kc_max ? job.K - k0 : kc_max;
     float* buf = unpack_buffer(np * kc * PackedWeight::kPanel);
-    const uint8_t* panels = static_cast<const uint8_t*>(job.panels);  // panel 0, or copies
     for (int64_t q = 0; q < np; ++q)
-      w.unpack_panel_at(panels + (b.p0 + q) * w.panel_bytes(), k0, kc,
-                        buf + q * kc * PackedWeight::kPanel);
+      w.unpack_panel(b.p0 + q, k0, kc, buf + q * kc * PackedWeight::kPanel);
     GemmJob sub;
     sub.x = job.x + k0;
     sub.ldx = job.ldx;
@@ -91,14 +89,6 @@ void unpacked_block(BlockFn fn, const GemmJob& job, const PackedWeight& w, const
     sub.ldy = job.ldy;
     fn(sub, GemmBlock{b.m0, b.m1, 0, np});
   }
-}
-
-// The panels a thread makes from a weight's rows while it is not packed (grown, never shrunk;
-// at most kGemmNcPanels panels: 516 KiB for Q4_K at K = 3,584).
-uint8_t* panel_buffer(int64_t bytes) {
-  thread_local core::AlignedBuffer buf;
-  if (int64_t(buf.size()) < bytes) buf = core::AlignedBuffer(size_t(bytes));
-  return static_cast<uint8_t*>(buf.data());
 }
 
 // The quantized activations of a call (kernels/quant_dot.h), on the calling thread.
@@ -137,9 +127,6 @@ struct LayerPlan {
   Int8Fn int8_block = nullptr;
   DecodeFn decode_fn = nullptr;
   bool in_place = false, in_registers = false;
-  // The weight had no panels when the call began (PackedWeight::over_rows()): every block
-  // makes its own from the rows, the same bytes, and runs on them as below.
-  bool from_rows = false;
   int64_t register_rows = 0;
   int64_t panels = 0, mc = 0, pc = 0, n_blocks = 0, tasks = 0;
 
@@ -150,27 +137,14 @@ struct LayerPlan {
     b.m1 = b.m0 + mc < M ? b.m0 + mc : M;
     b.p0 = nb * pc;
     b.p1 = b.p0 + pc < panels ? b.p0 + pc : panels;
-    if (!from_rows) return run_block(job, b);
-    const int64_t np = b.p1 - b.p0;
-    uint8_t* buf = panel_buffer(np * w->panel_bytes());
-    w->copy_panels(b.p0, b.p1, buf);
-    GemmJob sub = job;  // rebased: the buffer's panel 0 is the block's first panel
-    sub.panels = buf;
-    sub.N = job.N - b.p0 * PackedWeight::kPanel;
-    sub.y = job.y + b.p0 * PackedWeight::kPanel;
-    run_block(sub, GemmBlock{b.m0, b.m1, 0, np});
-  }
-
-  // A block of j (the plan's job, or one rebased to a block's own panels).
-  void run_block(const GemmJob& j, const GemmBlock& b) const {
     if (int8_block != nullptr) {
-      int8_block(int(w->dtype()), j, b);
+      int8_block(int(w->dtype()), job, b);
     } else if (in_place) {
-      fn(j, b);
+      fn(job, b);
     } else if (in_registers && b.m1 - b.m0 <= register_rows) {
-      decode_fn(int(w->dtype()), j, b);
+      decode_fn(int(w->dtype()), job, b);
     } else {
-      unpacked_block(fn, j, *w, b);
+      unpacked_block(fn, job, *w, b);
     }
   }
 };
@@ -182,8 +156,7 @@ LayerPlan plan_layer(const float* x, int64_t M, int64_t ldx, const GemmOutput& o
   l.w = &w;
   l.job.x = x;
   l.job.ldx = ldx;
-  l.job.panels = w.panels();  // read once: a weight packed meanwhile is read as it was
-  l.from_rows = l.job.panels == nullptr;
+  l.job.panels = w.panel(0);
   l.job.bf16 = w.dtype() == core::DType::kBF16;
   l.job.K = w.cols();
   l.job.N = w.rows();
@@ -234,6 +207,13 @@ void gemm_group(const float* x, int64_t M, int64_t ldx, std::span<const GemmOutp
   ANCHORAGE_CHECK(M >= 0 && outs.size() <= kMaxGemmGroup);
   if (M == 0 || outs.empty()) return;
   const int64_t threads = pool ? pool->n_threads() : 1;
+  // A weight still read from a file's rows (PackedWeight::over_rows()) is packed first, with
+  // the pool: the same bytes pack() always makes, so the same results, and once for good
+  // (making a block's panels from the rows on every call measured 5-6 x slower decode:
+  // docs/performance.md "Start-up").
+  for (const GemmOutput& o : outs) {
+    if (!o.w->packed()) o.w->pack(pool);
+  }
   LayerPlan plans[kMaxGemmGroup];
   int64_t tasks = 0;
   for (size_t i = 0; i < outs.size(); ++i) {

@@ -277,13 +277,19 @@ void PackedWeight::copy_panels(int64_t p0, int64_t p1, void* out) const {
   pack_plain_rows(file_row(r0), dtype_, dtype_, r1 - r0, k_, dst);
 }
 
-void PackedWeight::pack() const {
+void PackedWeight::pack(core::ThreadPool* pool) const {
   if (data_ || !deferred_) return;
   Deferred& d = *deferred_;
   std::lock_guard<std::mutex> lock(d.mu);
   if (d.panels.load(std::memory_order_acquire) != nullptr) return;
   std::shared_ptr<uint8_t> storage = allocate(d.arena);
-  copy_panels(0, n_panels(), storage.get());  // from the rows: nothing is published yet
+  // From the rows (nothing is published yet), in runs of panels: a few per thread.
+  const int64_t threads = pool != nullptr ? pool->n_threads() : 1;
+  const int64_t runs = std::min(n_panels(), 4 * threads);
+  core::parallel_for(threads > 1 ? pool : nullptr, runs, [&](int64_t r) {
+    const int64_t p0 = n_panels() * r / runs, p1 = n_panels() * (r + 1) / runs;
+    copy_panels(p0, p1, storage.get() + p0 * panel_bytes());
+  });
   d.storage = storage;
   d.panels.store(storage.get(), std::memory_order_release);
 }
@@ -334,11 +340,7 @@ float PackedWeight::at(int64_t row, int64_t col) const {
 }
 
 void PackedWeight::unpack_panel(int64_t p, int64_t k0, int64_t kc, float* out) const {
-  unpack_panel_at(panel(p), k0, kc, out);
-}
-
-void PackedWeight::unpack_panel_at(const void* panel, int64_t k0, int64_t kc, float* out) const {
-  const uint8_t* base = static_cast<const uint8_t*>(panel);
+  const uint8_t* base = static_cast<const uint8_t*>(panel(p));
   const core::Isa isa = core::active_isa();
   switch (dtype_) {
     case DType::kF32:

@@ -14,14 +14,13 @@
 // Every weight's f32 value is kernels::dequantize_row() of its stored bits: what at(),
 // get_row() and the GEMM use alike.
 //
-// A weight made by over_rows() starts without panels: it reads a GGUF tensor's rows where the
+// A weight made by over_rows() starts without panels: it keeps a GGUF tensor's rows where the
 // file has them (kept mapped), and pack() makes its panels later, on any thread (the server packs
-// in the background after it is ready: docs/performance.md "Start-up"). Until then gemm() makes
-// each block's panels from the rows as it runs (copy_panels()): the same bytes, so the same
-// results, bit for bit, before, during and after the switch.
-// Immutable after construction but for that switch, which changes where the stored bits are read
-// from, never what they are; safe to share between threads. Copies share the panels (and the
-// switch).
+// in the background after it is ready: docs/performance.md "Start-up"); gemm() packs a weight it
+// finds without them before it runs. The panels are the bytes from_rows() makes, so every result
+// is the same, bit for bit, whenever the switch happens.
+// Immutable after construction but for that switch, which adds the panels and changes no stored
+// value; safe to share between threads. Copies share the panels (and the switch).
 #pragma once
 
 #include <atomic>
@@ -32,6 +31,7 @@
 
 #include "core/dtype.h"
 #include "core/huge_page_arena.h"
+#include "core/thread_pool.h"
 
 namespace anchorage::kernels {
 
@@ -65,16 +65,17 @@ class PackedWeight {
 
   // A weight over `rows` (as from_rows() with storage == src_type) that does not copy them yet:
   // `keep` keeps them valid (the mapped file) as long as the weight lives; pack() makes the
-  // panels in `arena` (or memory of their own). The rows are read until then.
+  // panels in `arena` (or memory of their own): a background thread, or gemm() the first time
+  // it needs them. get_row() and at() read the rows until then.
   static PackedWeight over_rows(const void* rows, core::DType type, int64_t n, int64_t k,
                                 std::shared_ptr<const void> keep, const Arena& arena = nullptr);
   // Whether the panels exist (always, but for a weight made by over_rows() until pack()).
   bool packed() const { return panels() != nullptr; }
   // Makes the panels of a weight made by over_rows() (a no-op when they exist): the bytes
-  // from_rows() would have made. Thread-safe, and safe while gemm() calls read the weight.
-  void pack() const;
-  // Panel 0, or null while a weight made by over_rows() has no panels (one atomic load: a
-  // caller that sees null reads the rows for the whole of its call).
+  // from_rows() would have made, split over pool's threads when given (may be null).
+  // Thread-safe: one call packs, the others wait for it and return.
+  void pack(core::ThreadPool* pool = nullptr) const;
+  // Panel 0, or null while a weight made by over_rows() has no panels.
   const void* panels() const;
   // Panels [p0, p1) written to out (panel_bytes() each, the layout above): made from the rows
   // (the weight need not be packed), or copied from the panels.
@@ -93,8 +94,6 @@ class PackedWeight {
   // with, the same bits as at(). Runs the active ISA's unpacker (kernels/unpack_impl.h). For a
   // quantized type k0 and kc are multiples of the block size.
   void unpack_panel(int64_t p, int64_t k0, int64_t kc, float* out) const;
-  // The same for a panel of this weight's shape and type held anywhere (copy_panels()' output).
-  void unpack_panel_at(const void* panel, int64_t k0, int64_t kc, float* out) const;
   // W[row][0..K) as f32 (the stored values exactly). Used for embedding lookups.
   void get_row(int64_t row, float* out) const;
   // The stored value of W[row][col] as f32 (what the GEMM multiplies with).

@@ -63,14 +63,17 @@ core::Result<std::unique_ptr<model::Architecture>> load_gguf(const ModelSpec& sp
   ANCHORAGE_LOG_INFO("start: loading weights from %s", spec.gguf_path.c_str());
   auto m = model::gguf::load_qwen35_gguf(*file, mopts, &pool);
   if (!m) return m.error();
-  ANCHORAGE_LOG_INFO("start: weights loaded in %.2f s (read in place, packed in the background)",
+  ANCHORAGE_LOG_INFO("start: weights loaded in %.2f s (left in the file, packed in the background)",
                      seconds_since(t0));
+  auto tok = tokenizer.get();
+  if (!tok) return tok.error();
+  // Packed once the tokenizer is done: started beside it, the packing (nice 10, but faulting
+  // the file in) held its thread back by 20-30 ms on a cold 433 MB file (docs/performance.md
+  // "Start-up").
   (*m)->pack_in_background(pool.n_threads(), [file = file->shared_file()](double seconds) {
     ANCHORAGE_LOG_INFO("start: weights packed in the background in %.2f s", seconds);
     file->drop_resident_pages();
   });
-  auto tok = tokenizer.get();
-  if (!tok) return tok.error();
   out->tokenizer = std::make_unique<text::Tokenizer>(std::move(tok.value()));
   *eos_ids = (*m)->config().eos_token_ids;
   return std::unique_ptr<model::Architecture>(std::move(m.value()));

@@ -1,8 +1,7 @@
-// Tests for weights made over a file's rows (PackedWeight::over_rows()): before pack() gemm()
-// makes each block's panels from the rows, and every result must be the bits of the weight
-// packed at load (memcmp), for every storage type, both arithmetics, every ISA, row counts on
-// both sides of the decode tiles and thread counts; pack() must make from_rows()' bytes, and a
-// weight being packed on another thread must read the same all along.
+// Tests for weights made over a file's rows (PackedWeight::over_rows()): pack() must make
+// from_rows()' bytes, on one thread or a pool; gemm() packs a weight it finds without panels and
+// gives the bits of the weight packed at load (memcmp), for every storage type; and gemm() calls
+// while another thread packs the same weights read the same all along.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -13,38 +12,23 @@
 #include <vector>
 
 #include "core/dtype.h"
-#include "core/isa.h"
 #include "core/thread_pool.h"
 #include "kernels/gemm.h"
 #include "kernels/kernel_testing.h"
 #include "kernels/packed_weight.h"
 #include "kernels/quant.h"
-#include "kernels/quant_dot.h"
 #include "kernels/random_floats.h"
 
 namespace anchorage::kernels {
 namespace {
 
 using core::DType;
-using core::Isa;
 
 constexpr DType kTypes[] = {DType::kF32,  DType::kBF16,   DType::kF16,   DType::kQ8_0,
                             DType::kQ4_K, DType::kQ6_K,   DType::kQ4_0,  DType::kQ4_1,
                             DType::kQ5_0, DType::kQ5_1,   DType::kQ5_K,  DType::kQ3_K,
                             DType::kQ2_K, DType::kIQ4_NL, DType::kIQ4_XS};
 
-// Restores the ISA (IsaScope) and the arithmetic setting when a test ends.
-class Scope {
- public:
-  Scope() : dot_(quant_dot()) {}
-  ~Scope() { set_quant_dot(dot_); }
-
- private:
-  testing::IsaScope isa_;
-  QuantDot dot_;
-};
-
-using testing::runnable_isas;
 using testing::same_bits;
 
 // A tensor as a GGUF file stores it: n rows of k elements of t, back to back.
@@ -64,36 +48,33 @@ std::vector<float> run(const PackedWeight& w, const std::vector<float>& x, int64
   return y;
 }
 
-// N = 300: ten panels, the last partial, several blocks a thread; K = 512: two K-quant blocks.
-TEST(PackedWeightOverRows, GemmGivesThePackedWeightsBits) {
-  Scope scope;
+// gemm() packs a weight it finds without panels (with its pool), then runs: the packed
+// weight's bits, and the weight stays packed. N = 300: ten panels, the last partial; K = 512:
+// two K-quant blocks.
+TEST(PackedWeightOverRows, GemmPacksFirstAndGivesThePackedWeightsBits) {
   const int64_t N = 300, K = 512;
   core::ThreadPool two(2);
   for (DType t : kTypes) {
     const std::vector<uint8_t> rows = file_rows(t, N, K, 5 + uint64_t(t));
     const PackedWeight packed = PackedWeight::from_rows(rows.data(), t, N, K, t);
-    const PackedWeight lazy = PackedWeight::over_rows(rows.data(), t, N, K, nullptr);
-    ASSERT_FALSE(lazy.packed());
-    for (QuantDot dot : {QuantDot::kInt8, QuantDot::kF32}) {
-      set_quant_dot(dot);
-      for (Isa isa : runnable_isas()) {
-        core::set_active_isa(isa);
-        for (int64_t M : {1, 2, 5, 9, 37}) {
-          const std::vector<float> x = random_floats(M * K, 100 + M);
-          for (core::ThreadPool* pool : {static_cast<core::ThreadPool*>(nullptr), &two}) {
-            EXPECT_TRUE(same_bits(run(lazy, x, M, pool), run(packed, x, M, pool)))
-                << core::dtype_name(t) << " " << quant_dot_name(dot) << " " << core::isa_name(isa)
-                << " M " << M << " threads " << (pool ? 2 : 1);
-          }
-        }
+    for (core::ThreadPool* pool : {static_cast<core::ThreadPool*>(nullptr), &two}) {
+      for (int64_t M : {1, 37}) {
+        const PackedWeight lazy = PackedWeight::over_rows(rows.data(), t, N, K, nullptr);
+        ASSERT_FALSE(lazy.packed());
+        const std::vector<float> x = random_floats(M * K, 100 + M);
+        EXPECT_TRUE(same_bits(run(lazy, x, M, pool), run(packed, x, M, pool)))
+            << core::dtype_name(t) << " M " << M << " threads " << (pool ? 2 : 1);
+        ASSERT_TRUE(lazy.packed());
+        EXPECT_EQ(0, std::memcmp(lazy.panels(), packed.panels(), size_t(packed.storage_bytes())))
+            << core::dtype_name(t) << " threads " << (pool ? 2 : 1);
       }
     }
-    EXPECT_FALSE(lazy.packed());  // gemm() reads the rows; it never packs
   }
 }
 
-// pack() makes the bytes from_rows() makes (a plain type's lanes past N zero too); a copy made
-// before shares the switch; get_row() and at() give the stored values in both forms.
+// pack() makes the bytes from_rows() makes (a plain type's lanes past N zero too), on one thread
+// or split over a pool; a copy made before shares the switch; get_row() and at() give the
+// stored values in both forms; copy_panels() of any range gives the packed panels' bytes.
 TEST(PackedWeightOverRows, PackMakesFromRowsBytes) {
   auto arena = std::make_shared<core::HugePageArena>();
   for (DType t : kTypes) {
@@ -121,7 +102,8 @@ TEST(PackedWeightOverRows, PackMakesFromRowsBytes) {
       EXPECT_EQ(0, std::memcmp(some.data(), want.panel(p0),
                                size_t((want.n_panels() - p0) * want.panel_bytes())))
           << core::dtype_name(t) << " N " << N;
-      lazy.pack();
+      core::ThreadPool two(2);
+      lazy.pack(N == 300 ? &two : nullptr);
       ASSERT_TRUE(copy.packed());
       EXPECT_EQ(copy.panels(), lazy.panels());
       EXPECT_EQ(0, std::memcmp(lazy.panels(), want.panels(), size_t(want.storage_bytes())))
@@ -137,10 +119,10 @@ TEST(PackedWeightOverRows, PackMakesFromRowsBytes) {
   }
 }
 
-// Packing on one thread while another runs gemm_group() over the same weights: every call's
-// bits are the packed weights', whichever form each weight had when the call began.
+// Packing on one thread while another runs gemm_group() over the same weights (each call packs
+// what it finds unpacked, or waits for the packer's pack() of it): every call's bits are the
+// packed weights'.
 TEST(PackedWeightOverRows, PackingDuringGemmChangesNoBit) {
-  Scope scope;
   const int64_t K = 512;
   const DType types[] = {DType::kQ4_K, DType::kQ6_K, DType::kBF16, DType::kQ8_0};
   std::vector<std::vector<uint8_t>> rows;

@@ -258,11 +258,11 @@ std::vector<float> prefill_and_step(const Architecture& m, core::ThreadPool* poo
   return out;
 }
 
-// A model whose linear layers read the file in place (defer_packing: the server's load) answers
-// as the model packed at load, bit for bit, in both arithmetics, before and after
-// pack_in_background(); it keeps the file's bytes alive; a fused qkv's parts (runs of rows) are
-// read where they are, not copied.
-TEST(GgufLoaderTest, WeightsReadInPlaceAnswerAsPackedOnes) {
+// A model whose linear layers are left in the file (defer_packing: the server's load) answers
+// as the model packed at load, bit for bit, in both arithmetics, whether its forward packs them
+// on first use or pack_in_background() has; it keeps the file's bytes alive; a fused qkv's
+// parts (runs of rows) stay in the file, not copied; an untied embedding is never packed.
+TEST(GgufLoaderTest, WeightsLeftInTheFileAnswerAsPackedOnes) {
   Qwen35Config c = tiny_wide();
   c.tie_word_embeddings = false;
   const Qwen35Tensors t = with_value_heads_tiled(qwen35::random_tensors(c, 9, nullptr), true);
@@ -271,7 +271,7 @@ TEST(GgufLoaderTest, WeightsReadInPlaceAnswerAsPackedOnes) {
   o.mixed_types = {DType::kQ4_K, DType::kQ6_K, DType::kQ8_0, DType::kIQ4_XS,
                    DType::kF16,  DType::kQ5_K, DType::kBF16};
   const Written w = write(t, o);
-  std::unique_ptr<Qwen35Model> eager, lazy;
+  std::unique_ptr<Qwen35Model> eager, lazy[2];
   {
     auto f = GgufFile::parse(MappedFile::from_bytes(w.bytes));
     ASSERT_TRUE(f.has_value());
@@ -281,38 +281,49 @@ TEST(GgufLoaderTest, WeightsReadInPlaceAnswerAsPackedOnes) {
     eager = std::move(*e);
     qwen35::Qwen35Options d;
     d.defer_packing = true;
-    auto l = load_qwen35_gguf(*f, d, nullptr);
-    ASSERT_TRUE(l.has_value()) << l.error().to_string();
-    lazy = std::move(*l);
+    for (auto& m : lazy) {
+      auto l = load_qwen35_gguf(*f, d, nullptr);
+      ASSERT_TRUE(l.has_value()) << l.error().to_string();
+      m = std::move(*l);
+    }
   }  // the file object is gone: the weights keep its bytes
-  const std::vector<kernels::PackedWeight> in_place = qwen35::linear_weights(lazy->test_weights());
-  ASSERT_GT(in_place.size(), 10u);
-  for (const kernels::PackedWeight& p : in_place) EXPECT_FALSE(p.packed());
+  for (const auto& m : lazy) {
+    const std::vector<kernels::PackedWeight> left = qwen35::linear_weights(m->test_weights());
+    ASSERT_GT(left.size(), 10u);
+    for (const kernels::PackedWeight& p : left) EXPECT_FALSE(p.packed());
+  }
   for (const kernels::PackedWeight& p : qwen35::linear_weights(eager->test_weights()))
     EXPECT_TRUE(p.packed());
-  core::ThreadPool two(2);
-  auto expect_same = [&](const char* when) {
-    for (kernels::QuantDot dot : {kernels::QuantDot::kInt8, kernels::QuantDot::kF32}) {
-      const kernels::QuantDot saved = kernels::quant_dot();
-      kernels::set_quant_dot(dot);
-      for (core::ThreadPool* pool : {static_cast<core::ThreadPool*>(nullptr), &two}) {
-        EXPECT_TRUE(test::same_bytes(prefill_and_step(*lazy, pool), prefill_and_step(*eager, pool)))
-            << when << " " << kernels::quant_dot_name(dot) << " threads " << (pool ? 2 : 1);
-      }
-      kernels::set_quant_dot(saved);
-    }
-  };
-  expect_same("before packing");
-  for (const kernels::PackedWeight& p : in_place) EXPECT_FALSE(p.packed());
+  // lazy[1] packed in the background first; lazy[0] by its first forward (two threads).
   std::atomic<int> done{0};
-  lazy->pack_in_background(2, [&](double seconds) {
+  lazy[1]->pack_in_background(2, [&](double seconds) {
     EXPECT_GE(seconds, 0.0);
     done.fetch_add(1);
   });
-  lazy->wait_packed();
+  lazy[1]->wait_packed();
   EXPECT_EQ(done.load(), 1);
-  for (const kernels::PackedWeight& p : in_place) EXPECT_TRUE(p.packed());
-  expect_same("after packing");
+  core::ThreadPool two(2);
+  for (kernels::QuantDot dot : {kernels::QuantDot::kInt8, kernels::QuantDot::kF32}) {
+    const kernels::QuantDot saved = kernels::quant_dot();
+    kernels::set_quant_dot(dot);
+    for (core::ThreadPool* pool : {&two, static_cast<core::ThreadPool*>(nullptr)}) {
+      const std::vector<float> want = prefill_and_step(*eager, pool);
+      for (int i : {0, 1}) {
+        EXPECT_TRUE(test::same_bytes(prefill_and_step(*lazy[i], pool), want))
+            << "model " << i << " " << kernels::quant_dot_name(dot) << " threads "
+            << (pool ? 2 : 1);
+      }
+    }
+    kernels::set_quant_dot(saved);
+  }
+  // Every weight a GEMM reads is packed now; the untied embedding is read a row at a time,
+  // from the file, and neither the forward nor the packer packs it.
+  for (const auto& m : lazy) {
+    const std::vector<kernels::PackedWeight> all = qwen35::linear_weights(m->test_weights());
+    EXPECT_FALSE(all.front().packed());
+    EXPECT_EQ(all.front().rows(), m->test_weights().embed.rows());
+    for (size_t i = 1; i < all.size(); ++i) EXPECT_TRUE(all[i].packed()) << i;
+  }
 }
 
 TEST(GgufLoaderTest, ValueHeadOrder) {

@@ -61,6 +61,13 @@ void MappedFile::drop_resident_pages() const {
   if (map_ != nullptr) (void)madvise(map_, size_, MADV_DONTNEED);
 }
 
+void MappedFile::prefetch(const void* p, size_t n) const {
+  if (map_ == nullptr || n == 0) return;
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = uintptr_t(p) & ~(page - 1);
+  (void)madvise(reinterpret_cast<void*>(begin), uintptr_t(p) + n - begin, MADV_WILLNEED);
+}
+
 MappedFile::~MappedFile() {
   if (map_ != nullptr) munmap(map_, size_);
 }

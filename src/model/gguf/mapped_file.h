@@ -34,6 +34,9 @@ class MappedFile {
   // size stops counting the file twice. Safe while other threads read the bytes. No-op for
   // bytes in memory.
   void drop_resident_pages() const;
+  // Asks the kernel to start reading bytes [p, p + n) of the mapping in (MADV_WILLNEED: it
+  // returns once the reads are queued). A hint; no-op for bytes in memory.
+  void prefetch(const void* p, size_t n) const;
 
  private:
   MappedFile() = default;

@@ -27,8 +27,11 @@ Qwen35Model::Qwen35Model(Qwen35Config cfg, Qwen35Weights w, const Qwen35Options&
 
 void Qwen35Model::pack_in_background(int threads, std::function<void(double seconds)> done) {
   ANCHORAGE_CHECK(packer_ == nullptr);
-  std::vector<kernels::PackedWeight> todo;
-  for (kernels::PackedWeight& p : linear_weights(w_)) {
+  std::vector<kernels::PackedWeight> all = linear_weights(w_), todo;
+  // An untied embedding (first in the list) is only read a row at a time (get_row()), which
+  // the file's rows serve as well: its panels would be memory no GEMM reads.
+  if (w_.lm_head.rows() > 0 && !all.empty()) all.erase(all.begin());
+  for (kernels::PackedWeight& p : all) {
     if (!p.packed()) todo.push_back(std::move(p));
   }
   if (todo.empty()) return;

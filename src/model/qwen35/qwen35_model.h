@@ -56,8 +56,10 @@ class Qwen35Model final : public Architecture {
   const Qwen35Config& config() const { return cfg_; }
   const Qwen35Options& options() const { return opts_; }
   const Qwen35Weights& test_weights() const { return w_; }
-  // Packs every linear layer still read from a file's rows on `threads` background threads
-  // (model/weight_packer.h); done(seconds) runs once they all are. Call once, before serving.
+  // Packs every linear layer a GEMM reads that is still in a file's rows, on `threads`
+  // background threads (model/weight_packer.h; a forward packs what it needs first itself);
+  // done(seconds) runs once they all are. An untied embedding stays in the file (read a row at
+  // a time). Call once, before serving.
   void pack_in_background(int threads, std::function<void(double seconds)> done);
   // Blocks until pack_in_background()'s threads are done (returns at once without them).
   void wait_packed() const;

@@ -105,7 +105,7 @@ void place_tensor_raw(const TensorSlot& slot, const void* data, core::DType src_
                       Qwen35Weights* w, std::shared_ptr<const void> keep = nullptr);
 
 // Every linear layer of w (copies: they share the panels), in the order a forward pass reads
-// them: the embedding, each layer's mixer and FFN (experts in order), the untied head.
+// them: the embedding first, each layer's mixer and FFN (experts in order), the untied head.
 std::vector<kernels::PackedWeight> linear_weights(const Qwen35Weights& w);
 
 // Bytes one decode step reads: every layer weight, the norms and the head matrix (the

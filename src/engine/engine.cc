@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "core/background_priority.h"
 #include "core/check.h"
 
 namespace anchorage::engine {
@@ -55,6 +56,10 @@ Engine::Engine(const model::Architecture& arch, std::unique_ptr<model::Architect
   pool_ = std::make_unique<core::ThreadPool>(n);
   state_ = std::make_unique<SequenceState>(arch.state_layout(opts.capacity), opts.capacity);
   logits_.assign(size_t(arch.vocab_size()), 0.0f);
+  fault_in_ = std::jthread([state = state_.get()](std::stop_token stop) {
+    core::lower_this_thread_priority();
+    state->fault_in_spread_views(stop);
+  });
 }
 
 std::span<const float> Engine::logits() const {

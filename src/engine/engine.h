@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include "core/aligned_buffer.h"
@@ -122,6 +123,9 @@ class Engine {
   std::vector<float> block_logits_;
   std::vector<core::AlignedBuffer> block_sections_;
   model::OpProfile* profile_ = nullptr;
+  // Faults in the state's spread views in the background (SequenceState::fault_in_spread_views):
+  // the first request would pay for them inside its prefill. Last: stopped and joined first.
+  std::jthread fault_in_;
 };
 
 }  // namespace anchorage::engine

@@ -2,10 +2,12 @@
 // of a StateLayout, the views sized for `capacity` positions — and how many tokens it holds.
 // The engine owns one; the caches reach its bytes through the engine (docs/architecture.md §3).
 //
-// Threading: not thread-safe. Only the engine thread touches it (docs/architecture.md §7).
+// Threading: not thread-safe. Only the engine thread touches it (docs/architecture.md §7), but
+// for fault_in_spread_views().
 #pragma once
 
 #include <cstdint>
+#include <stop_token>
 #include <vector>
 
 #include "core/aligned_buffer.h"
@@ -37,6 +39,14 @@ class SequenceState {
 
   // The pointers a forward() takes.
   const model::StateBuffers& buffers() const { return buffers_; }
+
+  // Faults in the pages of every view one position is spread all over (a row of it at least
+  // every 2 MiB: K, its token axis last), which a sequence's first token would otherwise fault
+  // in a page at a time inside its forward: 0.55 s of the 0.8B shape's first prefill on this
+  // project's VMs (docs/performance.md "Start-up"). It maps pages and writes nothing, so it
+  // is the one member safe to call from another thread while the engine runs; `stop` is read
+  // between steps of 32 MiB. Returns the bytes asked for.
+  int64_t fault_in_spread_views(const std::stop_token& stop) const;
 
  private:
   core::StateLayout layout_;

@@ -1,10 +1,7 @@
 // WeightPacker: background threads over a list of weights.
 #include "model/weight_packer.h"
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
+#include "core/background_priority.h"
 #include "core/check.h"
 #include "core/clock.h"
 
@@ -24,9 +21,7 @@ WeightPacker::~WeightPacker() {
 }
 
 void WeightPacker::run(std::stop_token stop) {
-  // Linux applies a thread id's priority to that thread alone. Best effort: a container may
-  // refuse it, and packing at the default priority is only less polite.
-  (void)setpriority(PRIO_PROCESS, id_t(syscall(SYS_gettid)), 10);
+  core::lower_this_thread_priority();
   const int64_t n = int64_t(weights_.size());
   while (!stop.stop_requested()) {
     const int64_t i = next_.fetch_add(1);

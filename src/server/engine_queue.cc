@@ -38,7 +38,7 @@ core::Result<std::shared_ptr<TokenStream>> EngineQueue::submit(GenerationJob job
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return core::Status::cancelled("the server is shutting down");
     if (waiting_.size() >= capacity_) return core::Status::resource_exhausted("queue full");
-    waiting_.push_back(Item{std::move(job), stream});
+    waiting_.push_back(Item{std::move(job), stream, {}, {}});
   }
   cv_.notify_all();
   return stream;

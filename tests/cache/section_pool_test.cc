@@ -130,8 +130,11 @@ TEST_F(SectionPoolTest, WritingBackOneViewWritesOnlyThatViewsRows) {
   EXPECT_EQ(rows_of(1, 80, 100), copied);
   EXPECT_EQ(rows_of(1, 0, 80), low);
   EXPECT_EQ(rows_of(1, 100, 200), high);
-  for (size_t v = 0; v < layout.views.size(); ++v)
-    if (v != 1) EXPECT_EQ(rows_of(v, 0, 200), before[v]) << "view " << v;
+  for (size_t v = 0; v < layout.views.size(); ++v) {
+    if (v != 1) {
+      EXPECT_EQ(rows_of(v, 0, 200), before[v]) << "view " << v;
+    }
+  }
 }
 
 TEST_F(SectionPoolTest, OddSizesPushedInLaterDoNotKeepSectionsFromBeingRecycled) {

@@ -126,7 +126,7 @@ TEST(OpenAiJson, WholeResponsesAndUsage) {
   o.prompt_tokens = 10;
   o.completion_tokens = 3;
   o.reread_tokens = 10;
-  SessionKey s{SessionKey::Source::kHeader, "ses_1"};
+  SessionKey s{SessionKey::Source::kHeader, "ses_1", ""};
   Json usage = render_usage(o, s);
   EXPECT_EQ(usage["prompt_tokens"], 10);
   EXPECT_EQ(usage["completion_tokens"], 3);

@@ -209,8 +209,8 @@ TEST(RequestParser, SessionKey) {
   EXPECT_EQ(r.session.id, "ses_header");
   r = chat_ok(chat(""));
   EXPECT_TRUE(r.session.empty());
-  EXPECT_NE(SessionKey({SessionKey::Source::kBody, "a"}).hash(),
-            SessionKey({SessionKey::Source::kBody, "b"}).hash());
+  EXPECT_NE(SessionKey({SessionKey::Source::kBody, "a", ""}).hash(),
+            SessionKey({SessionKey::Source::kBody, "b", ""}).hash());
 
   CompletionRequest bad;
   auto e = parse_chat_body(chat(""), std::string(300, 'x'), &bad);

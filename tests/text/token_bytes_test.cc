@@ -83,7 +83,9 @@ TEST(ByteLevel, DecodeIsItsDefinitionOnEveryShortPiece) {
     const size_t want = decode_by_definition(piece, &expect);
     const size_t n = byte_level_decode(piece, got.data());
     ASSERT_EQ(n, want) << std::hex << int(uint8_t(piece[0]));
-    if (n != kNotByteLevel) ASSERT_EQ(got.substr(0, n), expect);
+    if (n != kNotByteLevel) {
+      ASSERT_EQ(got.substr(0, n), expect);
+    }
   };
   for (int x = 0; x < 256; ++x) {
     check(std::string(1, char(x)));

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 53;
+inline constexpr int kKernelVersion = 54;
 
 }  // namespace anchorage::kernels

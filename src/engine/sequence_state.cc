@@ -34,14 +34,14 @@ void SequenceState::reset() {
   length_ = 0;
 }
 
-int64_t SequenceState::fault_in_spread_views(const std::stop_token& stop) const {
+int64_t SequenceState::fault_in_spread_views(const std::stop_token& stop) {
   constexpr int64_t kHugePage = int64_t(2) << 20, kStep = int64_t(32) << 20;
   int64_t asked = 0;
   for (size_t i = 0; i < views_.size(); ++i) {
     const core::TensorSpec& v = layout_.views[i];
     const int64_t bytes = int64_t(views_[i].size());
     if (v.outer_runs() < 2 || bytes / v.outer_runs() >= kHugePage) continue;
-    auto* base = static_cast<uint8_t*>(const_cast<void*>(views_[i].data()));
+    auto* base = static_cast<uint8_t*>(views_[i].data());
     for (int64_t off = 0; off < bytes && !stop.stop_requested(); off += kStep) {
       // Advice: an older kernel (before 5.14) says EINVAL, and the first token faults as before.
       (void)madvise(base + off, size_t(std::min(kStep, bytes - off)), MADV_POPULATE_WRITE);

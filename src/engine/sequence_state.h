@@ -46,7 +46,7 @@ class SequenceState {
   // project's VMs (docs/performance.md "Start-up"). It maps pages and writes nothing, so it
   // is the one member safe to call from another thread while the engine runs; `stop` is read
   // between steps of 32 MiB. Returns the bytes asked for.
-  int64_t fault_in_spread_views(const std::stop_token& stop) const;
+  int64_t fault_in_spread_views(const std::stop_token& stop);
 
  private:
   core::StateLayout layout_;

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 54;
+inline constexpr int kKernelVersion = 55;
 
 }  // namespace anchorage::kernels

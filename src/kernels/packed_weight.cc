@@ -257,14 +257,8 @@ const void* PackedWeight::panel(int64_t p) const {
   return base + p * panel_bytes();
 }
 
-void PackedWeight::copy_panels(int64_t p0, int64_t p1, void* out) const {
-  ANCHORAGE_CHECK(0 <= p0 && p0 <= p1 && p1 <= n_panels());
-  uint8_t* dst = static_cast<uint8_t*>(out);
-  if (const void* ready = panels()) {
-    std::memcpy(dst, static_cast<const uint8_t*>(ready) + p0 * panel_bytes(),
-                size_t((p1 - p0) * panel_bytes()));
-    return;
-  }
+void PackedWeight::panels_from_rows(int64_t p0, int64_t p1, uint8_t* dst) const {
+  ANCHORAGE_CHECK(deferred_ && 0 <= p0 && p0 <= p1 && p1 <= n_panels());
   const int64_t r0 = p0 * kPanel, r1 = std::min(p1 * kPanel, n_);
   if (r1 <= r0) return;
   if (core::dtype_is_quantized(dtype_)) {
@@ -288,7 +282,7 @@ void PackedWeight::pack(core::ThreadPool* pool) const {
   const int64_t runs = std::min(n_panels(), 4 * threads);
   core::parallel_for(threads > 1 ? pool : nullptr, runs, [&](int64_t r) {
     const int64_t p0 = n_panels() * r / runs, p1 = n_panels() * (r + 1) / runs;
-    copy_panels(p0, p1, storage.get() + p0 * panel_bytes());
+    panels_from_rows(p0, p1, storage.get() + p0 * panel_bytes());
   });
   d.storage = storage;
   d.panels.store(storage.get(), std::memory_order_release);

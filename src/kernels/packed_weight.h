@@ -77,9 +77,6 @@ class PackedWeight {
   void pack(core::ThreadPool* pool = nullptr) const;
   // Panel 0, or null while a weight made by over_rows() has no panels.
   const void* panels() const;
-  // Panels [p0, p1) written to out (panel_bytes() each, the layout above): made from the rows
-  // (the weight need not be packed), or copied from the panels.
-  void copy_panels(int64_t p0, int64_t p1, void* out) const;
 
   int64_t rows() const { return n_; }  // N, outputs
   int64_t cols() const { return k_; }  // K, inputs
@@ -110,6 +107,9 @@ class PackedWeight {
   const uint8_t* element(int64_t row, int64_t col) const;
   // The stored bytes of W[row]: the file's row (core::dtype_row_bytes()), while not packed.
   const uint8_t* file_row(int64_t row) const;
+  // Panels [p0, p1) of a weight made by over_rows(), made from its rows into out (panel_bytes()
+  // each, the layout above): what pack() runs per thread.
+  void panels_from_rows(int64_t p0, int64_t p1, uint8_t* out) const;
 
   // What a weight made by over_rows() shares with its copies: the rows, and the panels once
   // pack() has published them.

@@ -33,7 +33,6 @@ class WeightPacker {
 
   // Blocks until every weight is packed (benchmarks, tests).
   void wait();
-  int64_t weights() const { return int64_t(weights_.size()); }
 
  private:
   void run(std::stop_token stop);

@@ -186,7 +186,7 @@ void place(const TensorSlot& s, const Source& src, Qwen35Weights* w) {
 }  // namespace
 
 void place_tensor(const TensorSlot& s, const float* data, DType dtype, Qwen35Weights* w) {
-  place(s, Source{data, DType::kF32, s.cols, storage_for(dtype, s.cols), w->arena}, w);
+  place(s, Source{data, DType::kF32, s.cols, storage_for(dtype, s.cols), w->arena, nullptr}, w);
 }
 
 void place_tensor_rows(const TensorSlot& s, DType dtype,

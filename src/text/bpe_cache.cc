@@ -1,6 +1,9 @@
 #include "text/bpe_cache.h"
 
+#include <algorithm>
 #include <cstring>
+#include <span>
+#include <type_traits>
 
 #include "core/check.h"
 
@@ -39,7 +42,7 @@ struct BpeCache::Shard {
     uint16_t n_ids;
   };
   std::mutex mu;
-  std::vector<Entry> table;  // a power of two, at most half full
+  std::span<Entry> table;  // a power of two, at most half full; its slice of tables_
   std::string arena;
   size_t n_entries = 0;
   size_t max_entries = 0;
@@ -54,8 +57,10 @@ struct BpeCache::Shard {
 BpeCache::BpeCache(size_t capacity_pieces) : shards_(new Shard[kShards]) {
   size_t slots = 16;
   while (slots < 2 * (capacity_pieces / kShards + 1)) slots *= 2;
+  static_assert(std::is_trivially_copyable_v<Shard::Entry>);
+  tables_ = core::AlignedBuffer(kShards * slots * sizeof(Shard::Entry));  // zero bits
   for (size_t i = 0; i < kShards; ++i) {
-    shards_[i].table.assign(slots, Shard::Entry{0, 0, 0, 0});
+    shards_[i].table = std::span<Shard::Entry>(tables_.as<Shard::Entry>() + i * slots, slots);
     shards_[i].max_entries = slots / 2;
   }
 }

@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cstring>
+#include <future>
 
 #include <xxhash.h>
 
@@ -51,12 +52,15 @@ struct ViewKeys {
   int32_t id(size_t i) const { return ids[i]; }
 };
 
+// Entries first .. first + count - 1 (count = entries.size() - first unless given).
 struct EntryKeys {
   const TokenBytes& entries;
-  size_t size() const { return entries.size(); }
-  std::string_view key(size_t i) const { return entries[i]; }
-  bool skip(size_t i) const { return entries[i].empty(); }  // "no such id"
-  int32_t id(size_t i) const { return int32_t(i); }
+  size_t first = 0;
+  size_t count = entries.size() - first;
+  size_t size() const { return count; }
+  std::string_view key(size_t i) const { return entries[first + i]; }
+  bool skip(size_t i) const { return key(i).empty(); }  // "no such id"
+  int32_t id(size_t i) const { return int32_t(first + i); }
 };
 
 }  // namespace
@@ -164,6 +168,19 @@ void PieceIndex::find_many(std::span<const std::string_view> keys, std::span<int
 
 void PieceIndex::find_many(const TokenBytes& keys, std::span<int32_t> ids) const {
   find_batch(EntryKeys{keys}, ids);
+}
+
+void PieceIndex::find_many_two_threads(const TokenBytes& keys, std::span<int32_t> ids) const {
+  ANCHORAGE_CHECK(keys.size() == ids.size());
+  // Below this a thread's start is not worth it.
+  constexpr size_t kMinBatch = size_t{1} << 14;
+  if (keys.size() < kMinBatch) return find_many(keys, ids);
+  const size_t half = keys.size() / 2;
+  auto first = std::async(std::launch::async, [&] {
+    find_batch(EntryKeys{keys, 0, half}, ids.first(half));
+  });
+  find_batch(EntryKeys{keys, half}, ids.subspan(half));
+  first.get();
 }
 
 }  // namespace anchorage::text

@@ -1,5 +1,6 @@
 // BpeVocab <-> TokenizerSpec, and Tokenizer::from_vocab.
 #include <algorithm>
+#include <future>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,28 @@ constexpr const char* kQwen2Pattern =
 constexpr const char* kQwen35Pattern =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}"
     "\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+// The raw bytes of every merge's left then right half, in rank order (push_merge_half).
+Result<TokenBytes> merge_halves(std::span<const std::string_view> merges) {
+  TokenBytes halves;
+  size_t merge_bytes = 0;
+  for (std::string_view m : merges) merge_bytes += m.size();
+  // Bounds the halves and BpeModel's joined merges alike (a merged token's raw bytes are
+  // never more than its "left right" string's).
+  if (merge_bytes > TokenBytes::kMaxBytes)
+    return Status::invalid_argument("tokenizer.ggml.merges: more than 4 GiB of merge strings");
+  halves.reserve(2 * merges.size(), merge_bytes);
+  for (size_t rank = 0; rank < merges.size(); ++rank) {
+    std::string_view left, right;
+    if (!split_merge(merges[rank], &left, &right)) {
+      return Status::invalid_argument("tokenizer.ggml.merges[" + std::to_string(rank) +
+                                      "]: expected \"left right\"");
+    }
+    push_merge_half(left, &halves);
+    push_merge_half(right, &halves);
+  }
+  return halves;
+}
 
 }  // namespace
 
@@ -61,6 +84,10 @@ Result<TokenizerSpec> spec_from_vocab(const BpeVocabRef& v) {
         "tokenizer.ggml.token_type: " + std::to_string(v.token_types.size()) + " entries for " +
         std::to_string(v.tokens.size()) + " tokens");
   }
+  // The merges' halves are decoded on a thread of their own while the tokens are (both only
+  // read v; 13 of the 56 ms a 150k vocabulary took at a server's start: docs/performance.md
+  // "Start-up"). An early return below waits for it (the future's destructor).
+  auto halves_job = std::async(std::launch::async, [&v] { return merge_halves(v.merges); });
   size_t n_bytes = 0;
   for (std::string_view tok : v.tokens) n_bytes += tok.size();
   if (n_bytes > TokenBytes::kMaxBytes)  // raw bytes are never more than their pieces'
@@ -101,24 +128,9 @@ Result<TokenizerSpec> spec_from_vocab(const BpeVocabRef& v) {
       !s.is_ok()) {
     return s;
   }
-  TokenBytes halves;  // left, right of every merge, raw
-  size_t merge_bytes = 0;
-  for (std::string_view m : v.merges) merge_bytes += m.size();
-  // Bounds the halves and BpeModel's joined merges alike (a merged token's raw bytes are
-  // never more than its "left right" string's).
-  if (merge_bytes > TokenBytes::kMaxBytes)
-    return Status::invalid_argument("tokenizer.ggml.merges: more than 4 GiB of merge strings");
-  halves.reserve(2 * v.merges.size(), merge_bytes);
-  for (size_t rank = 0; rank < v.merges.size(); ++rank) {
-    std::string_view left, right;
-    if (!split_merge(v.merges[rank], &left, &right)) {
-      return Status::invalid_argument("tokenizer.ggml.merges[" + std::to_string(rank) +
-                                      "]: expected \"left right\"");
-    }
-    push_merge_half(left, &halves);
-    push_merge_half(right, &halves);
-  }
-  if (Status s = resolve_merges(halves, spec.bytes_index, "tokenizer.ggml.merges", &spec.merges);
+  auto halves = halves_job.get();
+  if (!halves) return halves.error();
+  if (Status s = resolve_merges(*halves, spec.bytes_index, "tokenizer.ggml.merges", &spec.merges);
       !s.is_ok()) {
     return s;
   }

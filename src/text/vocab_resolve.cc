@@ -29,7 +29,7 @@ void push_merge_half(std::string_view piece, TokenBytes* halves) {
 Status resolve_merges(const TokenBytes& halves, const PieceIndex& index, std::string_view field,
                       std::vector<std::pair<int32_t, int32_t>>* merges) {
   std::vector<int32_t> ids(halves.size());
-  index.find_many(halves, ids);
+  index.find_many_two_threads(halves, ids);
   merges->clear();
   merges->reserve(halves.size() / 2);
   for (size_t i = 0; i + 1 < halves.size(); i += 2) {

@@ -121,5 +121,28 @@ TEST(PieceIndex, EntriesAgreeWithViews) {
   EXPECT_EQ(existing, 0);
 }
 
+// find_many_two_threads answers as one by one: batches below its threshold (one thread), above it
+// and odd-sized (two halves, the split entry on each side), empty entries included.
+TEST(PieceIndex, TwoThreadBatchesAgreeWithOneByOne) {
+  const std::vector<std::string> keys = random_keys(40001, 5);
+  PieceIndex index(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) ASSERT_TRUE(insert_one(&index, keys[i], int32_t(i)));
+  for (const size_t n : {size_t{0}, size_t{1}, size_t{100}, size_t{16383}, size_t{16384},
+                         size_t{40001}, size_t{80003}}) {
+    TokenBytes queries;
+    for (size_t i = 0; i < n; ++i) {
+      if (i % 3 == 2)
+        queries.push_back(keys[(i * 7919) % keys.size()] + "#");  // absent
+      else if (i % 11 == 5)
+        queries.push_back({});  // an empty entry: not a key
+      else
+        queries.push_back(keys[(i * 7919) % keys.size()]);
+    }
+    std::vector<int32_t> found(n, -2);
+    index.find_many_two_threads(queries, found);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(found[i], index.find(queries[i])) << n << " " << i;
+  }
+}
+
 }  // namespace
 }  // namespace anchorage::text

@@ -47,6 +47,9 @@ struct CompletionRequest {
   engine::SamplingParams sampling;    // seed filled by the server when the client sent none
   bool has_seed = false;
   std::vector<std::string> stop;  // strings; <|im_end|> and <|endoftext|> always stop too
+  // llama.cpp's and vLLM's ignore_eos: the model's end-of-sequence ids (<|im_end|>,
+  // <|endoftext|>) do not end the answer; max_tokens, the context and stop strings still do.
+  bool ignore_eos = false;
 
   // Log-probabilities. Chat: logprobs (bool) + top_logprobs; completions: logprobs (int) is
   // the number of alternatives. top_logprobs is the count of alternatives per token.

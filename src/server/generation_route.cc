@@ -42,7 +42,7 @@ GenerationJob make_job(Service& svc, const CompletionRequest& request, std::vect
   // No seed: a fresh one per request (OpenAI's sampling is not reproducible without one).
   if (!request.has_seed) job.sampling.seed = nonce;
   job.seed_given = request.has_seed;
-  job.stop_ids = svc.stop_ids;
+  if (!request.ignore_eos) job.stop_ids = svc.stop_ids;
   job.top_logprobs = request.logprobs ? request.top_logprobs : -1;
   job.session = request.session;
   job.return_progress = request.return_progress && request.stream;
@@ -78,7 +78,7 @@ AnswerPlan make_plan(Service& svc, const CompletionRequest& request, uint64_t no
   plan.choice.parse_tool_calls = request.parse_tool_calls;
   plan.choice.logprobs = request.logprobs;
   plan.choice.stop = request.stop;
-  plan.choice.stop_ids = svc.stop_ids;
+  if (!request.ignore_eos) plan.choice.stop_ids = svc.stop_ids;
   plan.choice.tool_call_seed = nonce;
   plan.session = request.session;
   return plan;

@@ -50,6 +50,8 @@ void read_common(FieldReader& r, CompletionRequest* out) {
     out->has_seed = true;
   }
 
+  r.read_bool("ignore_eos", &out->ignore_eos);
+
   std::optional<int64_t> n;
   r.read_int("n", INT64_MIN, INT64_MAX, &n);
   if (n && *n != 1) r.fail(field_error("n", "only n = 1 is supported", "unsupported_value"));

@@ -3,8 +3,10 @@
 // usage, sessions from the body or the header, and greedy determinism with logprobs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <span>
 
 #include "server_harness.h"
 
@@ -125,6 +127,75 @@ TEST(HttpRoutes, CompletionsTextAndTokenIds) {
   EXPECT_EQ(k["choices"][0]["text"], j["choices"][0]["text"]);
   EXPECT_EQ(k["choices"][0]["logprobs"], j["choices"][0]["logprobs"]);
   EXPECT_EQ(k["usage"]["prompt_tokens"], int(ids.size()));
+}
+
+// ignore_eos (llama.cpp's and vLLM's): with the greedy answer's first token made an
+// end-of-sequence id, the answer stops there; with ignore_eos it runs to max_tokens and is the
+// answer of a server without that id, logprob bits included; a stop string still ends it.
+TEST(HttpRoutes, IgnoreEosRunsPastTheEndOfSequenceIds) {
+  const std::string prompt = "The capital of France is";
+  Json body = Json{{"prompt", prompt}, {"max_tokens", 6}, {"temperature", 0}, {"logprobs", 1}};
+  std::string plain_text;
+  Json plain_logprobs;
+  {
+    ServerHarness plain;
+    ASSERT_TRUE(plain.ok());
+    auto r = plain.post("/v1/completions", body.dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    const Json j = parse_json(r->body);
+    ASSERT_EQ(j["choices"][0]["finish_reason"], "length");
+    plain_text = j["choices"][0]["text"].get<std::string>();
+    plain_logprobs = j["choices"][0]["logprobs"];
+  }
+  // The greedy first token, from the engine itself.
+  auto own = own_engine(shared_model());
+  ASSERT_NE(own, nullptr);
+  ASSERT_TRUE(own->engine->prefill(own->tokenizer->encode(prompt)).is_ok());
+  const std::span<const float> logits = own->engine->logits();
+  const int32_t first = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  std::vector<int32_t> stop_ids = own->stop_ids;
+  stop_ids.push_back(first);
+
+  ServerHarness h(ServerOptions{}, &stop_ids);
+  ASSERT_TRUE(h.ok());
+  auto r = h.post("/v1/completions", body.dump());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  Json j = parse_json(r->body);
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(j["choices"][0]["text"], "");
+  EXPECT_EQ(j["usage"]["completion_tokens"], 1);  // the stop token is counted, not shown
+
+  body["ignore_eos"] = true;
+  r = h.post("/v1/completions", body.dump());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  j = parse_json(r->body);
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(j["usage"]["completion_tokens"], 6);
+  EXPECT_EQ(j["choices"][0]["text"], plain_text);
+  EXPECT_EQ(j["choices"][0]["logprobs"], plain_logprobs);  // the same doubles, so the same bits
+
+  // A stop string still ends it: the plain answer's second token's text.
+  const std::string stop = plain_logprobs["tokens"][1].get<std::string>();
+  const size_t at = stop.empty() ? std::string::npos : plain_text.find(stop);
+  if (at != std::string::npos) {
+    body["stop"] = stop;
+    r = h.post("/v1/completions", body.dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    j = parse_json(r->body);
+    EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
+    EXPECT_EQ(j["choices"][0]["text"], plain_text.substr(0, at));
+  }
+  // Not a boolean: a 400 naming the field.
+  body.erase("stop");
+  body["ignore_eos"] = "yes";
+  r = h.post("/v1/completions", body.dump());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("ignore_eos"), std::string::npos) << r->body;
 }
 
 // Greedy twice: the same tokens and the same logprob bits, whole and streamed.

@@ -85,13 +85,17 @@ inline std::unique_ptr<ServedModel> own_engine(const ServedModel* shared) {
 
 class ServerHarness {
  public:
-  explicit ServerHarness(ServerOptions options = {}) {
+  // stop_ids, when given, replace the model's end-of-sequence ids (a test that needs the model
+  // to end its answer with a token it is known to pick).
+  explicit ServerHarness(ServerOptions options = {},
+                         const std::vector<int32_t>* stop_ids = nullptr) {
     options.host = "127.0.0.1";
     options.port = 0;
     options.model_name = "anchorage-tiny";
     options.sse_ping_ms = 50;  // finds a client that left quickly
     model_ = own_engine(shared_model());
     if (model_ == nullptr) return;
+    if (stop_ids != nullptr) model_->stop_ids = *stop_ids;
     server_ = std::make_unique<HttpServer>(options, *model_);
     const core::Status bound = server_->bind();
     EXPECT_TRUE(bound.is_ok()) << bound.to_string();

@@ -18,8 +18,14 @@
 //            the same engine, between the servers). A third server, `plain`, runs the same
 //            pair with no spare state buffers and every branch point cut in the prefill (the
 //            caches before issue 14 §3's follow-up work), right before or after `caches`.
+//   decode   (no_cache and caches) a 16-token prompt answered with --decode-tokens greedy
+//            tokens (ignore_eos): the server's decode time per step against the engine's own
+//            (engine::generate on the same engine, between the servers, best of three): what
+//            the server adds to every step (sampling is the same loop; the rest is the token
+//            sink, the stream and the drafter).
 // Flags: --preset small  --prompt-tokens 8000  --resume-context 6000  --resume-tokens 200
-//        --pause-ms 500  --reps 2  --threads 0 (all)  --seed 1  --capacity 16384
+//        --pause-ms 500  --decode-tokens 32  --reps 2  --threads 0 (all)  --seed 1
+//        --capacity 16384
 // Google Benchmark's --benchmark_* flags (scripts/bench.sh) are accepted and ignored.
 
 #include <charconv>
@@ -37,6 +43,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "engine/engine.h"
+#include "engine/generation.h"
 #include "server/served_model.h"
 #include "server/server_options.h"
 
@@ -51,6 +58,7 @@ struct Args {
   int64_t resume_context = 6000;
   int64_t resume_tokens = 200;
   int64_t pause_ms = 500;
+  int64_t decode_tokens = 32;
   int64_t reps = 2;
   int64_t threads = 0;
   int64_t capacity = 16384;
@@ -71,6 +79,7 @@ bool parse(int argc, char** argv, Args* a) {
                       : f == "--resume-context" ? &a->resume_context
                       : f == "--resume-tokens"  ? &a->resume_tokens
                       : f == "--pause-ms"       ? &a->pause_ms
+                      : f == "--decode-tokens"  ? &a->decode_tokens
                       : f == "--reps"           ? &a->reps
                       : f == "--threads"        ? &a->threads
                       : f == "--capacity"       ? &a->capacity
@@ -80,7 +89,7 @@ bool parse(int argc, char** argv, Args* a) {
     if (std::from_chars(v.data(), v.data() + v.size(), *target).ec != std::errc()) return false;
   }
   return a->prompt_tokens > 0 && a->resume_context > 0 && a->resume_tokens > 0 && a->reps > 0 &&
-         a->pause_ms >= 0;
+         a->pause_ms >= 0 && a->decode_tokens >= 2;
 }
 
 // About n tokens of filler (the Qwen3 tokenizer makes ~1.08 tokens of a filler word).
@@ -111,6 +120,9 @@ Json post_chat(server::HttpClient& c, const Json& messages) {
 
 enum class Config { kCaches, kNoCache, kPlain };
 
+// The decode figure's prompt (tokens): short, so the steps are the figure.
+constexpr int64_t kDecodePromptTokens = 16;
+
 // One server: the cold request (not for kPlain), then (caches on) the resume pair. kCaches and
 // kPlain with the same salt send the same prompts.
 Json run_server(const Args& a, server::ServedModel& model, Config config, uint64_t salt) {
@@ -134,6 +146,22 @@ Json run_server(const Args& a, server::ServedModel& model, Config config, uint64
   const Json cold =
       Json::array({{{"role", "user"}, {"content", filler_tokens(f, a.prompt_tokens)}}});
   if (config != Config::kPlain) out["cold"] = post_chat(srv.client(), cold);
+  if (config != Config::kPlain) {
+    const Json body = {{"model", "anchorage-small"},
+                       {"prompt", filler_tokens(f, kDecodePromptTokens)},
+                       {"max_tokens", a.decode_tokens},
+                       {"temperature", 0},
+                       {"ignore_eos", true}};
+    bench::PostResult r = bench::post_json(srv.client(), "/v1/completions", body);
+    if (r.ok) {
+      const Json& usage = r.body["usage"];
+      const int64_t steps = usage["completion_tokens"].get<int64_t>() - 1;
+      const double decode_ms = usage["anchorage"]["timings"]["decode_ms"].get<double>();
+      out["decode"] = {{"completion_tokens", steps + 1},
+                       {"decode_ms", decode_ms},
+                       {"step_ms", steps > 0 ? decode_ms / double(steps) : 0.0}};
+    }
+  }
   if (so.cache.enabled) {
     Json messages =
         Json::array({{{"role", "user"}, {"content", filler_tokens(f, a.resume_context)}}});
@@ -230,6 +258,26 @@ Json engine_floor(engine::Engine& e, int64_t depth, int64_t n) {
           {"first_touch_ms", first_touch_ms}};
 }
 
+// The engine's own decode: a prompt of kDecodePromptTokens, then `tokens` greedy tokens with no
+// stop id (engine::generate, as the server runs it, without its token sink and drafter); ms a
+// decode step, best of three.
+double engine_decode_step_ms(engine::Engine& e, int64_t tokens) {
+  std::vector<int32_t> prompt(static_cast<size_t>(kDecodePromptTokens));
+  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = int32_t(1000 + (i * 7919) % 50000);
+  engine::GenerationOptions o;
+  o.max_tokens = tokens;
+  o.sampling.temperature = 0.0;
+  double best = 1e30;
+  for (int r = 0; r < 3; ++r) {
+    e.reset();
+    auto g = engine::generate(e, prompt, o);
+    if (!g || g->decode_steps < 1) return -1.0;
+    best = std::min(best, double(g->decode_ns) * 1e-6 / double(g->decode_steps));
+  }
+  e.reset();
+  return best;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -238,7 +286,8 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr,
         "usage: overhead_bench [--preset small] [--prompt-tokens 8000] "
-        "[--resume-context 6000] [--resume-tokens 200] [--pause-ms 500] [--reps 2] [--threads 0] "
+        "[--resume-context 6000] [--resume-tokens 200] [--pause-ms 500] [--decode-tokens 32] "
+        "[--reps 2] [--threads 0] "
         "[--seed 1] [--capacity 16384]\n");
     return 2;
   }
@@ -251,7 +300,7 @@ int main(int argc, char** argv) {
   const std::string load_start = bench::loadavg();
   Json reps = Json::array();
   std::vector<double> cold_ratio, after_prefill, resume_ratio, plain_ratio, cut_extra,
-      capture_fresh, capture_pooled;
+      capture_fresh, capture_pooled, decode_caches, decode_no_cache;
   for (int64_t r = 0; r < a.reps; ++r) {
     Json rep = Json::object();
     // no_cache, caches, plain; then plain, caches, no_cache; ...: `caches` next to both.
@@ -273,6 +322,13 @@ int main(int argc, char** argv) {
       const int64_t reread = on["resume"]["reread"].get<int64_t>();
       rep["engine"] = engine_floor(*model.engine,
                                    on["resume"]["prompt_tokens"].get<int64_t>() - reread, reread);
+    }
+    // The engine's own decode step, between the servers as the prefill floor.
+    const double engine_step_ms = engine_decode_step_ms(*model.engine, a.decode_tokens);
+    rep["engine_decode_step_ms"] = engine_step_ms;
+    if (engine_step_ms > 0 && on.contains("decode") && off.contains("decode")) {
+      decode_caches.push_back(on["decode"]["step_ms"].get<double>() / engine_step_ms);
+      decode_no_cache.push_back(off["decode"]["step_ms"].get<double>() / engine_step_ms);
     }
     cold_ratio.push_back(on["cold"]["first_token_ms"].get<double>() /
                          off["cold"]["first_token_ms"].get<double>());
@@ -296,6 +352,7 @@ int main(int argc, char** argv) {
                     {"resume_context", a.resume_context},
                     {"resume_tokens", a.resume_tokens},
                     {"pause_ms", a.pause_ms},
+                    {"decode_tokens", a.decode_tokens},
                     {"threads", model.engine->n_threads()},
                     {"reps", reps},
                     {"summary",
@@ -307,7 +364,10 @@ int main(int argc, char** argv) {
                       // captures into fresh and into recycled buffers.
                       {"floor_cut_extra_ms_median", bench::median(cut_extra)},
                       {"floor_captures_fresh_ms_median", bench::median(capture_fresh)},
-                      {"floor_captures_pooled_ms_median", bench::median(capture_pooled)}}},
+                      {"floor_captures_pooled_ms_median", bench::median(capture_pooled)},
+                      // A decode step over HTTP against the engine's own (issue 14 §3).
+                      {"decode_step_caches_over_engine_median", bench::median(decode_caches)},
+                      {"decode_step_no_cache_over_engine_median", bench::median(decode_no_cache)}}},
                     {"loadavg_start", load_start},
                     {"loadavg_end", bench::loadavg()}};
   std::printf("%s\n", doc.dump(2).c_str());

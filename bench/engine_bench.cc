@@ -6,7 +6,12 @@
 // (the K/V rows up to the context, the recurrent state read and written), and
 // decode_over_bound_all.
 // Prints ONE JSON document on stdout. decode_bound_copy_tok_s = memcpy bandwidth / weight
-// bytes (the conservative bound); decode_bound_read_tok_s uses a read-only pass instead.
+// bytes (the conservative bound); decode_bound_read_tok_s uses a read-only pass instead. Those
+// two (per run) use the bandwidth measured once at the start; each context's own
+// decode_bound_read_tok_s, decode_over_bound (weights only) and decode_bound_read_all_tok_s,
+// decode_over_bound_all use read_bandwidth_gb_s, measured right before and after that decode
+// (read_bandwidth_gb_s_before_after; their mean), which the tables use: on a shared host the
+// bandwidth drifts within a run.
 //
 // One cold prefill per weight dtype walks up the contexts: at each context C it stops (on a
 // chunk line, so the chunking is the cold one), saves the sections, decodes greedily at C,
@@ -14,9 +19,10 @@
 //
 // Memory: rss_after_load_bytes (resident set once the model is built, the f32 init buffers
 // freed), peak_rss_bytes (VmHWM over this dtype's run: the peak is reset through
-// /proc/self/clear_refs before the model is built, so the bandwidth buffers and earlier dtypes
-// do not count; the random init's f32 tensors do) and max_rss_bytes (getrusage ru_maxrss, the
-// process's lifetime peak: the 256 MiB bandwidth buffers dominate it).
+// /proc/self/clear_refs before the model is built, so the start's bandwidth buffers and earlier
+// dtypes do not count; the random init's f32 tensors do), both less the ReadMeter's 256 MiB
+// buffer, resident through the run; and max_rss_bytes (getrusage ru_maxrss, the process's
+// lifetime peak: the start's 1 GiB of bandwidth buffers dominate it).
 //
 // Flags: --contexts 1024,8192,32768  --weights f32,bf16  --kv-dtype f32  --threads 0 (all)
 //        --decode-steps 32  --preset small  --seed 1  --model FILE.gguf  --in-place 0
@@ -135,6 +141,27 @@ struct Bandwidth {
   double read_gb_s = 0.0;  // bytes read per second by a plain summing pass
 };
 
+// One summing pass over `bytes` of src on the pool's threads (each a contiguous slice): GB/s.
+double read_pass(core::ThreadPool& pool, const core::AlignedBuffer& src, size_t bytes) {
+  const int64_t tasks = pool.n_threads();
+  const size_t slice = bytes / size_t(tasks);
+  std::vector<uint64_t> sums(static_cast<size_t>(tasks));
+  const int64_t t0 = core::now_ns();
+  pool.parallel_for(tasks, [&](int64_t t) {
+    const auto* w = src.as<uint64_t>() + size_t(t) * slice / 8;
+    uint64_t acc[8] = {};
+    for (size_t i = 0; i < slice / 8; i += 8)
+      for (int k = 0; k < 8; ++k) acc[k] += w[i + size_t(k)];
+    uint64_t s = 0;
+    for (uint64_t v : acc) s += v;
+    sums[size_t(t)] = s;
+  });
+  const double gb_s = double(bytes) / double(core::now_ns() - t0);
+  volatile uint64_t sink = sums[0];  // keeps the pass
+  (void)sink;
+  return gb_s;
+}
+
 // Memory bandwidth over buffers far larger than the caches, on the engine's thread count
 // (each thread a contiguous slice), best of 5 each. A decode step reads every weight once,
 // so the read figure bounds it; memcpy (which also writes) is the conservative figure.
@@ -145,31 +172,40 @@ Bandwidth measure_bandwidth(int n_threads) {
   core::ThreadPool pool(n_threads);
   const int64_t tasks = n_threads;
   const size_t slice = bytes / size_t(tasks);
-  std::vector<uint64_t> sums(static_cast<size_t>(tasks));
   Bandwidth bw;
   for (int rep = 0; rep < 5; ++rep) {
-    int64_t t0 = core::now_ns();
+    const int64_t t0 = core::now_ns();
     pool.parallel_for(tasks, [&](int64_t t) {
       std::memcpy(dst.as<uint8_t>() + size_t(t) * slice, src.as<uint8_t>() + size_t(t) * slice,
                   slice);
     });
     bw.copy_gb_s = std::max(bw.copy_gb_s, double(bytes) / double(core::now_ns() - t0));
-    t0 = core::now_ns();
-    pool.parallel_for(tasks, [&](int64_t t) {
-      const auto* w = src.as<uint64_t>() + size_t(t) * slice / 8;
-      uint64_t acc[8] = {};
-      for (size_t i = 0; i < slice / 8; i += 8)
-        for (int k = 0; k < 8; ++k) acc[k] += w[i + size_t(k)];
-      uint64_t s = 0;
-      for (uint64_t v : acc) s += v;
-      sums[size_t(t)] = s;
-    });
-    bw.read_gb_s = std::max(bw.read_gb_s, double(bytes) / double(core::now_ns() - t0));
+    bw.read_gb_s = std::max(bw.read_gb_s, read_pass(pool, src, bytes));
   }
-  volatile uint64_t sink = sums[0];  // keeps the read pass
-  (void)sink;
   return bw;
 }
+
+// The read bandwidth next to each decode it bounds: within one run of 15 types the later types'
+// shares moved by a quarter with their order (docs/performance.md), so each decode is bounded
+// by a read measured right before and after it rather than once at the start. One buffer far
+// larger than the caches, kept for the whole run (its bytes are left out of the memory
+// figures), read on the engine's thread count, best of three passes.
+class ReadMeter {
+ public:
+  explicit ReadMeter(int n_threads) : src_(kBytes), pool_(n_threads) {
+    std::memset(src_.data(), 1, kBytes);
+  }
+  static constexpr size_t kBytes = size_t(256) << 20;
+  double read_gb_s() {
+    double best = 0.0;
+    for (int rep = 0; rep < 3; ++rep) best = std::max(best, read_pass(pool_, src_, kBytes));
+    return best;
+  }
+
+ private:
+  core::AlignedBuffer src_;
+  core::ThreadPool pool_;
+};
 
 json profile_json(const model::OpProfile& p) {
   json j = json::object();
@@ -270,7 +306,7 @@ core::Result<std::unique_ptr<model::Architecture>> load_model(
 }
 
 json bench_dtype(const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
-                 const std::string& wname, const Bandwidth& bw) {
+                 const std::string& wname, const Bandwidth& bw, ReadMeter& meter) {
   model::qwen35::Qwen35Options mo;
   if (a.model.empty() && !core::parse_dtype(wname, &mo.weight_dtype))
     return {{"weight_dtype", wname}, {"error", "unknown dtype"}};
@@ -324,7 +360,10 @@ json bench_dtype(const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
     std::vector<double> sorted = runs;
     std::sort(sorted.begin(), sorted.end());
     const double prefill_med = sorted[sorted.size() / 2];
+    const double bw_before = meter.read_gb_s();
     json c = decode_at(e, a.decode_steps);
+    const double bw_after = meter.read_gb_s();
+    const double near_gb_s = 0.5 * (bw_before + bw_after);
     c["context"] = ctx;
     c["prefill_s"] = prefill_med;
     c["prefill_s_runs"] = runs;
@@ -335,10 +374,15 @@ json bench_dtype(const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
     const double step_bytes = double(weight_bytes) +
                               double(e.cost().bytes_per_token) * double(ctx) +
                               2.0 * double(e.cost().section_bytes);
+    // Both bounds from the read bandwidth measured right before and after this decode.
     c["decode_bytes_per_token"] = step_bytes;
-    c["decode_bound_read_all_tok_s"] = bw.read_gb_s * 1e9 / step_bytes;
-    c["decode_over_bound_all"] =
-        c["decode_tok_s"].get<double>() * step_bytes / (bw.read_gb_s * 1e9);
+    c["read_bandwidth_gb_s"] = near_gb_s;
+    c["read_bandwidth_gb_s_before_after"] = {bw_before, bw_after};
+    c["decode_bound_read_tok_s"] = near_gb_s * 1e9 / double(weight_bytes);
+    c["decode_over_bound"] =
+        c["decode_tok_s"].get<double>() * double(weight_bytes) / (near_gb_s * 1e9);
+    c["decode_bound_read_all_tok_s"] = near_gb_s * 1e9 / step_bytes;
+    c["decode_over_bound_all"] = c["decode_tok_s"].get<double>() * step_bytes / (near_gb_s * 1e9);
     contexts.push_back(c);
     std::fprintf(stderr, "engine_bench: %s %lld tokens: prefill %.1f tok/s, decode %.1f tok/s\n",
                  wname.c_str(), (long long)ctx, double(ctx) / prefill_med,
@@ -349,8 +393,8 @@ json bench_dtype(const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
           {"weights_in_place", a.in_place && !a.model.empty()},
           {"load_s", load_s},
           {"weight_bytes", weight_bytes},
-          {"rss_after_load_bytes", rss_after_load},
-          {"peak_rss_bytes", peak_reset ? peak_rss_bytes() : -1},
+          {"rss_after_load_bytes", rss_after_load - int64_t(ReadMeter::kBytes)},
+          {"peak_rss_bytes", peak_reset ? peak_rss_bytes() - int64_t(ReadMeter::kBytes) : -1},
           {"max_rss_bytes", max_rss_bytes()},
           {"decode_bound_copy_tok_s", bw.copy_gb_s * 1e9 / double(weight_bytes)},
           {"decode_bound_read_tok_s", bw.read_gb_s * 1e9 / double(weight_bytes)},
@@ -379,11 +423,12 @@ int main(int argc, char** argv) {
   }
   const int n_threads = a.threads > 0 ? int(a.threads) : core::ThreadPool::hardware_threads();
   const Bandwidth bw = measure_bandwidth(n_threads);
+  ReadMeter meter(n_threads);
   json runs = json::array();
   if (a.model.empty()) {
-    for (const auto& w : a.weights) runs.push_back(bench_dtype(a, *cfg, w, bw));
+    for (const auto& w : a.weights) runs.push_back(bench_dtype(a, *cfg, w, bw, meter));
   } else {
-    runs.push_back(bench_dtype(a, *cfg, a.model, bw));
+    runs.push_back(bench_dtype(a, *cfg, a.model, bw, meter));
   }
   json doc = {{"benchmark", "engine"},
               {"preset", a.model.empty() ? a.preset : a.model},

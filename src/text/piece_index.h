@@ -42,7 +42,7 @@ class PieceIndex {
   void find_many(const TokenBytes& keys, std::span<int32_t> ids) const;
   // The same, the first half of a large batch on a thread started for the call (the lookups only
   // read the index): a load's 150k-300k lookups, when nothing else runs on the machine's cores
-  // (a server's start: docs/performance.md "Start-up").
+  // (a server's start: docs/tokenizer.md "Two threads").
   void find_many_two_threads(const TokenBytes& keys, std::span<int32_t> ids) const;
 
   size_t size() const { return used_; }

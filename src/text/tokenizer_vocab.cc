@@ -85,8 +85,8 @@ Result<TokenizerSpec> spec_from_vocab(const BpeVocabRef& v) {
         std::to_string(v.tokens.size()) + " tokens");
   }
   // The merges' halves are decoded on a thread of their own while the tokens are (both only
-  // read v; 13 of the 56 ms a 150k vocabulary took at a server's start: docs/performance.md
-  // "Start-up"). An early return below waits for it (the future's destructor).
+  // read v; 13 of the 56 ms a 150k vocabulary took at a server's start: docs/tokenizer.md "Two
+  // threads"). An early return below waits for it (the future's destructor).
   auto halves_job = std::async(std::launch::async, [&v] { return merge_halves(v.merges); });
   size_t n_bytes = 0;
   for (std::string_view tok : v.tokens) n_bytes += tok.size();

@@ -129,6 +129,17 @@ TEST(HttpRoutes, CompletionsTextAndTokenIds) {
   EXPECT_EQ(k["usage"]["prompt_tokens"], int(ids.size()));
 }
 
+// POSTs a completion that must answer 200; its body, or null (and a failure).
+Json completion_ok(const ServerHarness& h, const Json& body) {
+  auto r = h.post("/v1/completions", body.dump());
+  if (!r) {
+    ADD_FAILURE() << "the request failed";
+    return nullptr;
+  }
+  EXPECT_EQ(r->status, 200) << r->body;
+  return r->status == 200 ? parse_json(r->body) : Json(nullptr);
+}
+
 // ignore_eos (llama.cpp's and vLLM's): with the greedy answer's first token made an
 // end-of-sequence id, the answer stops there; with ignore_eos it runs to max_tokens and is the
 // answer of a server without that id, logprob bits included; a stop string still ends it.
@@ -140,10 +151,8 @@ TEST(HttpRoutes, IgnoreEosRunsPastTheEndOfSequenceIds) {
   {
     ServerHarness plain;
     ASSERT_TRUE(plain.ok());
-    auto r = plain.post("/v1/completions", body.dump());
-    ASSERT_TRUE(r);
-    ASSERT_EQ(r->status, 200) << r->body;
-    const Json j = parse_json(r->body);
+    const Json j = completion_ok(plain, body);
+    ASSERT_FALSE(j.is_null());
     ASSERT_EQ(j["choices"][0]["finish_reason"], "length");
     plain_text = j["choices"][0]["text"].get<std::string>();
     plain_logprobs = j["choices"][0]["logprobs"];
@@ -159,40 +168,36 @@ TEST(HttpRoutes, IgnoreEosRunsPastTheEndOfSequenceIds) {
 
   ServerHarness h(ServerOptions{}, &stop_ids);
   ASSERT_TRUE(h.ok());
-  auto r = h.post("/v1/completions", body.dump());
-  ASSERT_TRUE(r);
-  ASSERT_EQ(r->status, 200) << r->body;
-  Json j = parse_json(r->body);
+  Json j = completion_ok(h, body);
+  ASSERT_FALSE(j.is_null());
   EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
   EXPECT_EQ(j["choices"][0]["text"], "");
   EXPECT_EQ(j["usage"]["completion_tokens"], 1);  // the stop token is counted, not shown
 
   body["ignore_eos"] = true;
-  r = h.post("/v1/completions", body.dump());
-  ASSERT_TRUE(r);
-  ASSERT_EQ(r->status, 200) << r->body;
-  j = parse_json(r->body);
+  j = completion_ok(h, body);
+  ASSERT_FALSE(j.is_null());
   EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
   EXPECT_EQ(j["usage"]["completion_tokens"], 6);
   EXPECT_EQ(j["choices"][0]["text"], plain_text);
   EXPECT_EQ(j["choices"][0]["logprobs"], plain_logprobs);  // the same doubles, so the same bits
 
-  // A stop string still ends it: the plain answer's second token's text.
+  // A stop string still ends it: the plain answer's second token's text (the tiny model's
+  // greedy answer is fixed, and that token's text is in it).
   const std::string stop = plain_logprobs["tokens"][1].get<std::string>();
-  const size_t at = stop.empty() ? std::string::npos : plain_text.find(stop);
-  if (at != std::string::npos) {
-    body["stop"] = stop;
-    r = h.post("/v1/completions", body.dump());
-    ASSERT_TRUE(r);
-    ASSERT_EQ(r->status, 200) << r->body;
-    j = parse_json(r->body);
-    EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
-    EXPECT_EQ(j["choices"][0]["text"], plain_text.substr(0, at));
-  }
+  ASSERT_FALSE(stop.empty());
+  const size_t at = plain_text.find(stop);
+  ASSERT_NE(at, std::string::npos) << plain_text;
+  body["stop"] = stop;
+  j = completion_ok(h, body);
+  ASSERT_FALSE(j.is_null());
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(j["choices"][0]["text"], plain_text.substr(0, at));
+
   // Not a boolean: a 400 naming the field.
   body.erase("stop");
   body["ignore_eos"] = "yes";
-  r = h.post("/v1/completions", body.dump());
+  auto r = h.post("/v1/completions", body.dump());
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("ignore_eos"), std::string::npos) << r->body;

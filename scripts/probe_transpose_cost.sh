@@ -6,11 +6,12 @@
 # side by side. The probe's results are wrong (timing only); both gemm_bench binaries then run
 # the M = 1 case of each type alternately at one thread, AVX2 forced, and the best call of each
 # pair is printed (docs/performance.md "AVX-512's Q3_K and Q2_K; what the panel layout costs AVX2").
+# Types whose quant bytes are in quads (kernels/panel_layout.h) no longer transpose: not probed.
 #
 #     scripts/probe_transpose_cost.sh [--pairs N] [--types 'q4_k q6_k ...']
 set -euo pipefail
 pairs=2
-types="q4_k q5_k q6_k iq4_xs q3_k q2_k q8_0 q4_0 iq4_nl"
+types="q6_k iq4_xs q3_k q2_k q8_0 q4_0 iq4_nl"
 while [ $# -gt 0 ]; do
   case "$1" in
     --pairs) pairs=$2; shift 2 ;;

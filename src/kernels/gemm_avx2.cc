@@ -145,6 +145,9 @@ struct DV {
     const __m128i h = j < 2 ? _mm256_castsi256_si128(b) : _mm256_extracti128_si256(b, 1);
     return _mm256_cvtepi8_epi32(j % 2 == 0 ? h : _mm_srli_si128(h, 8));
   }
+  // kW 32-bit lanes (a panel's quads: kernels/panel_layout.h).
+  static I u32(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static I srl(I a, int n) { return _mm256_srli_epi32(a, n); }
   static I and_(I a, int m) { return _mm256_and_si256(a, _mm256_set1_epi32(m)); }
   static I and15(I a) { return and_(a, 15); }
   static I or_(I a, I b) { return _mm256_or_si256(a, b); }

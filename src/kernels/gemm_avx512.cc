@@ -168,6 +168,9 @@ struct DV {
     return _mm512_maskz_cvtepi8_epi32(
         kAll, j == 0 ? _mm256_castsi256_si128(b) : _mm256_extracti128_si256(b, 1));
   }
+  // kW 32-bit lanes (a panel's quads: kernels/panel_layout.h).
+  static I u32(const uint8_t* p) { return _mm512_loadu_si512(p); }
+  static I srl(I a, int n) { return _mm512_maskz_srli_epi32(kAll, a, unsigned(n)); }
   static I and_(I a, int m) { return _mm512_and_si512(a, _mm512_set1_epi32(m)); }
   static I and15(I a) { return and_(a, 15); }
   static I or_(I a, I b) { return _mm512_or_si512(a, b); }

@@ -135,29 +135,33 @@ void q8_0_tile(const float* x, int64_t ldx, const uint8_t* w, int64_t pstride, i
 }
 
 // Q4_K: one sub-block (32 inputs) of a k block, A = d * sc and B = dmin * m per lane. kFused:
-// the scales are finite, so (A * q) - B (A * q exact) is one fmsub.
+// the scales are finite, so (A * q) - B (A * q exact) is one fmsub. The quant bytes are in quads
+// (kernels/panel_layout.h): input 4g + t of lane l is byte t of the 32-bit lane l of quad g.
 template <bool kFused, bool kHigh, int R, int P>
 ANCHORAGE_FORCE_INLINE void q4_k_sub(const float* x, int64_t ldx, int64_t k0, const uint8_t* qs,
                                      int64_t pstride, const DV::F (&A)[P][kNv],
                                      const DV::F (&B)[P][kNv], Acc<R, P>& acc) {
-  for (int l = 0; l < 32; ++l) {
-    DV::F xb[R];
-    broadcast_x<R>(x, ldx, k0 + l, xb);
+  for (int g = 0; g < 8; ++g) {
+#pragma GCC unroll 4
+    for (int t = 0; t < 4; ++t) {
+      DV::F xb[R];
+      broadcast_x<R>(x, ldx, k0 + 4 * g + t, xb);
 #pragma GCC unroll 16
-    for (int q = 0; q < P; ++q) {
+      for (int q = 0; q < P; ++q) {
 #pragma GCC unroll 8
-      for (int j = 0; j < kNv; ++j) {
-        const DV::I b = DV::u8(qs + q * pstride + l * 32 + j * DV::kW);
-        const DV::F qf = DV::cvt(kHigh ? DV::srl4(b) : DV::and15(b));
-        const DV::F wv =
-            kFused ? DV::fmsub(A[q][j], qf, B[q][j]) : DV::sub(DV::mul(A[q][j], qf), B[q][j]);
-        acc.step(xb, q, j, wv);
+        for (int j = 0; j < kNv; ++j) {
+          const DV::I b = DV::u32(qs + q * pstride + g * 128 + j * DV::kW * 4);
+          const DV::F qf = DV::cvt(DV::and15(DV::srl(b, 8 * t + (kHigh ? 4 : 0))));
+          const DV::F wv =
+              kFused ? DV::fmsub(A[q][j], qf, B[q][j]) : DV::sub(DV::mul(A[q][j], qf), B[q][j]);
+          acc.step(xb, q, j, wv);
+        }
       }
     }
   }
 }
 
-// Q4_K: k block kb of a panel = 144 byte rows (d, dmin, 12 scale bytes, 128 quant bytes).
+// Q4_K: k block kb of a panel = 144 byte rows (d, dmin, 12 scale bytes, 128 quant bytes in quads).
 template <int R, int P>
 void q4_k_tile(const float* x, int64_t ldx, const uint8_t* w, int64_t pstride, int64_t K, float* y,
                int64_t ldy, int64_t n_cols) {

@@ -137,6 +137,22 @@ ANCHORAGE_FORCE_INLINE void transpose4x32_unpacked(const uint8_t* r0, __m256i* v
   transpose4x32_half<true>(r0, v + 2);
 }
 
+// A quad of a panel's k block (kernels/panel_layout.h: lane l's 4 bytes at 4l) -> lanes 0-7,
+// 8-15, 16-23, 24-31: what the transposes make of 4 byte-interleaved rows, in lane order.
+ANCHORAGE_FORCE_INLINE void load_quad(const uint8_t* q, __m256i* v) {
+  v[0] = _mm256_loadu_si256((const __m256i*)q);  // (a loop here kept v on the stack)
+  v[1] = _mm256_loadu_si256((const __m256i*)(q + 32));
+  v[2] = _mm256_loadu_si256((const __m256i*)(q + 64));
+  v[3] = _mm256_loadu_si256((const __m256i*)(q + 96));
+}
+
+// 32 bytes in lane order with their 32-bit groups reordered (lanes 0-3, 8-11, 16-19, 24-27 in
+// the low half, 4-7, 12-15, 20-23, 28-31 in the high): bytes_dup16_unpacked<c> of the result
+// gives lanes 8c .. 8c + 7 in order, the lanes of load_quad's register c.
+ANCHORAGE_FORCE_INLINE __m256i bytes_for_lane_order(__m256i bytes) {
+  return _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+}
+
 // A byte per lane (32 lanes, in lane order) -> the lanes of unpack-order register c, each byte
 // as the int16 pair (x, x) of its 32-bit lane, unsigned or (kSigned) sign-extended: one vpmaddwd
 // then multiplies both 16-bit sums of a lane by it (x * a + x * b = x * (a + b), exact in int32).
@@ -458,9 +474,10 @@ ANCHORAGE_FORCE_INLINE __m256i fifth_bit_of(__m256i u, int b) {
   return _mm256_and_si256(_mm256_srli_epi16(u, b - 4), m);
 }
 
-// One Q4_K k block of a panel -> Q4KRepacked. Q5_K (kQ5; 176 byte rows: Q4_K's 16 rows of d,
-// dmin, scales; 32 rows of fifth bits qh, bit j of row e for input e of sub-block j; Q4_K's
-// nibbles at row 48): the codes q | fifth bit << 4 (<= 31).
+// One Q4_K k block of a panel -> Q4KRepacked (its nibbles are in quads already: copied with the
+// codes split). Q5_K (kQ5; 176 byte rows: Q4_K's 16 rows of d, dmin, scales; 32 rows of fifth
+// bits qh in quads, bit j of row e for input e of sub-block j; Q4_K's nibbles at row 48): the
+// codes q | fifth bit << 4 (<= 31).
 template <bool kQ5>
 inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
   constexpr int kBlockBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16;
@@ -473,20 +490,16 @@ inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
     }
   }
   const __m256i m0f = _mm256_set1_epi8(0x0f);
-  // The 32 qh rows serve every pair of sub-blocks (bits 2i, 2i + 1): transposed once.
+  // The 32 qh rows serve every pair of sub-blocks (bits 2i, 2i + 1): loaded once.
   __m256i ub[kQ5 ? 8 : 1][4];
   if constexpr (kQ5) {
-    for (int g = 0; g < 8; ++g) {
-      const uint8_t* qh = blk + (16 + 4 * g) * 32;
-      transpose4x32_regs<false>(qh, qh + 32, qh + 64, qh + 96, ub[g]);
-    }
+    for (int g = 0; g < 8; ++g) load_quad(blk + (16 + 4 * g) * 32, ub[g]);
   }
   for (int i = 0; i < 4; ++i) {
     for (int g = 0; g < 8; ++g) {
       prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
-      const uint8_t* q = blk + (kQs + 32 * i + 4 * g) * 32;
       __m256i v[4];
-      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      load_quad(blk + (kQs + 32 * i + 4 * g) * 32, v);
       const __m256i* u = ub[kQ5 ? g : 0];
       for (int c = 0; c < 4; ++c) {
         __m256i lo = _mm256_and_si256(v[c], m0f);
@@ -976,14 +989,15 @@ inline void int8_k16_block(const GemmJob& job, const GemmBlock& b) {
 }
 
 // One row x one Q4_K (kQ5: Q5_K) k block of a panel read in place (decode: a block of one row
-// reuses no repack, so the transposed codes go straight into the multiplies): the same exact
+// reuses no repack, so the codes go straight into the multiplies): the same exact
 // integer sums as q4_k_tile<1> and its two float steps, so the same bits. A vpmaddubsw pair sums
 // at most 2 * 15 * 127 = 3,810 in magnitude for Q4_K (2 * 31 * 127 = 7,874 for Q5_K), so a
 // lane's 16-bit half adds the pairs of 8 groups (30,480; Q5_K: of 4 groups, 31,496) below 2^15;
 // one vpmaddwd by the sub-block's scale, duplicated into both halves, then adds the two halves
 // and scales them. The mins: vpmaddwd of the int16 pairs (m_2i, m_2i+1) of a lane by the
 // activations' sub-block sums (|sum| <= 32 * 127: int16) gives m_2i s_2i + m_2i+1 s_2i+1. The
-// lanes stay in the transposes' unpack order through the block and are put back once.
+// panel's quads are the multiplies' operands as they are (kernels/panel_layout.h), lanes in
+// order; the mins' sums come in add_lane_pair_sums's unpack order and are put back once.
 template <bool kQ5>
 inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off,
                               int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
@@ -993,28 +1007,27 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
   q4_k_block_scales(blk, d, dmin, sc, mn);
   const __m256i m0f = _mm256_set1_epi8(0x0f), zero = _mm256_setzero_si256();
   const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + xs_off) + kb * 16;
-  __m256i S[4], Mn[4];  // unpack order
+  __m256i S[4], Mn[4];  // S in lane order, Mn in unpack order (add_lane_pair_sums)
   for (int c = 0; c < 4; ++c) S[c] = Mn[c] = zero;
-  // Q5_K's fifth bits, transposed once per block: every pair of sub-blocks reads the same 32
-  // qh rows (bits 2i and 2i + 1); transposing them again for each pair cost a tenth of the
-  // one-row time.
+  // Q5_K's fifth bits, loaded once per block: every pair of sub-blocks reads the same 32 qh
+  // rows (bits 2i and 2i + 1).
   __m256i ub[kQ5 ? 8 : 1][4];
   if constexpr (kQ5) {
 #pragma GCC unroll 8
-    for (int g = 0; g < 8; ++g) transpose4x32_unpacked(blk + (16 + 4 * g) * 32, ub[g]);
+    for (int g = 0; g < 8; ++g) load_quad(blk + (16 + 4 * g) * 32, ub[g]);
   }
   // Sub-blocks 2i and 2i + 1.
   auto pair = [&](int i) __attribute__((always_inline)) {
-    const __m256i scl = _mm256_load_si256((const __m256i*)sc[2 * i]);
-    const __m256i sch = _mm256_load_si256((const __m256i*)sc[2 * i + 1]);
+    const __m256i scl = bytes_for_lane_order(_mm256_load_si256((const __m256i*)sc[2 * i]));
+    const __m256i sch = bytes_for_lane_order(_mm256_load_si256((const __m256i*)sc[2 * i + 1]));
     for (int g0 = 0; g0 < 8; g0 += kFlushEvery) {
-      __m256i lo[4], hi[4];  // 16-bit pair sums of sub-blocks 2i and 2i + 1, unpack order
+      __m256i lo[4], hi[4];  // 16-bit pair sums of sub-blocks 2i and 2i + 1, lane order
       for (int c = 0; c < 4; ++c) lo[c] = hi[c] = zero;
 #pragma GCC unroll 8
       for (int g = g0; g < g0 + kFlushEvery; ++g) {
         prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
         __m256i v[4];
-        transpose4x32_unpacked(blk + (kQs + 32 * i + 4 * g) * 32, v);
+        load_quad(blk + (kQs + 32 * i + 4 * g) * 32, v);
         const __m256i* u = ub[kQ5 ? g : 0];
         const uint8_t* a = xrow + kb * 256 + 64 * i + 4 * g;
         const __m256i alo = _mm256_set1_epi32(load_i32(a)),
@@ -1053,7 +1066,6 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
   } else {
     for (int i = 0; i < 4; ++i) pair(i);
   }
-  lanes_in_order(S);
   lanes_in_order(Mn);
   float dxv;
   __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);

@@ -335,15 +335,14 @@ ANCHORAGE_FORCE_INLINE void q4_k_scales(const uint8_t* blk, int32_t (*sc)[32], i
 }
 
 // R rows x one Q4_K panel (144-byte-row k blocks: d, dmin, 12 scale rows, 128 quant rows whose
-// low / high nibbles are sub-blocks 2i / 2i + 1) over all of K, from +0.0f. Q5_K (kQ5: 176-byte
-// rows, 32 rows of fifth bits qh before the nibbles) adds 16 to the code of input e of
-// sub-block j where bit j of qh row e is set (a byte test and a masked add): codes <= 31, still
-// unsigned for vpdpbusd.
+// low / high nibbles are sub-blocks 2i / 2i + 1, in quads: read as they are) over all of K, from
+// +0.0f. Q5_K (kQ5: 176-byte rows, 32 rows of fifth bits qh before the nibbles, quads too) adds 16
+// to the code of input e of sub-block j where bit j of qh row e is set (a byte test and a masked
+// add): codes <= 31, still unsigned for vpdpbusd.
 template <int R, bool kQ5>
 void q4_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
   constexpr int kBlockBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16;
-  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
   const __m512i ph = _mm512_load_si512(kPerms.halves);
   const __m512i m0f = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10);
   alignas(64) int32_t sc[8][32], mn[8][32];
@@ -364,18 +363,15 @@ void q4_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
 #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
         prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
+        // A quad of inputs (kernels/panel_layout.h): lanes 0-15, then 16-31, 4 bytes each.
         const uint8_t* q = blk + (kQs + 32 * i + 4 * g) * 32;
-        const __m512i z01 = _mm512_loadu_si512(q), z23 = _mm512_loadu_si512(q + 64);
-        const __m512i t0 = _mm512_permutex2var_epi8(z01, p0, z23);
-        const __m512i t1 = _mm512_permutex2var_epi8(z01, p1, z23);
+        const __m512i t0 = _mm512_loadu_si512(q), t1 = _mm512_loadu_si512(q + 64);
         __m512i l0 = _mm512_and_si512(t0, m0f), l1 = _mm512_and_si512(t1, m0f);
         __m512i h0 = _mm512_and_si512(_mm512_srli_epi16(t0, 4), m0f);
         __m512i h1 = _mm512_and_si512(_mm512_srli_epi16(t1, 4), m0f);
         if (kQ5) {
           const uint8_t* qh = blk + (16 + 4 * g) * 32;
-          const __m512i y01 = _mm512_loadu_si512(qh), y23 = _mm512_loadu_si512(qh + 64);
-          const __m512i u0 = _mm512_permutex2var_epi8(y01, p0, y23);
-          const __m512i u1 = _mm512_permutex2var_epi8(y01, p1, y23);
+          const __m512i u0 = _mm512_loadu_si512(qh), u1 = _mm512_loadu_si512(qh + 64);
           const __m512i bl = _mm512_set1_epi8(char(1 << (2 * i)));
           const __m512i bh = _mm512_set1_epi8(char(2 << (2 * i)));
           l0 = _mm512_mask_add_epi8(l0, _mm512_test_epi8_mask(u0, bl), l0, m10);
@@ -853,7 +849,6 @@ ANCHORAGE_FORCE_INLINE void store_f16_scales(const uint8_t* p, __m512i perm, flo
 template <bool kQ5>
 void codes_q4_k(const uint8_t* blk, KCodes* k) {
   constexpr int kBlockBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16;
-  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
   const __m512i ph = _mm512_load_si512(kPerms.halves);
   const __m512i m0f = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10);
   q4_k_scales(blk, k->sc, k->mn);
@@ -863,18 +858,16 @@ void codes_q4_k(const uint8_t* blk, KCodes* k) {
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
       prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
-      const uint8_t* q = blk + (kQs + 32 * i + 4 * g) * 32;
-      const __m512i z01 = _mm512_loadu_si512(q), z23 = _mm512_loadu_si512(q + 64);
+      const uint8_t* q = blk + (kQs + 32 * i + 4 * g) * 32;  // a quad: lanes 0-15, 16-31
       __m512i u[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
       if (kQ5) {
         const uint8_t* qh = blk + (16 + 4 * g) * 32;
-        const __m512i y01 = _mm512_loadu_si512(qh), y23 = _mm512_loadu_si512(qh + 64);
-        u[0] = _mm512_permutex2var_epi8(y01, p0, y23);
-        u[1] = _mm512_permutex2var_epi8(y01, p1, y23);
+        u[0] = _mm512_loadu_si512(qh);
+        u[1] = _mm512_loadu_si512(qh + 64);
       }
 #pragma GCC unroll 2
       for (int c = 0; c < 2; ++c) {
-        const __m512i t = _mm512_permutex2var_epi8(z01, c == 0 ? p0 : p1, z23);
+        const __m512i t = _mm512_loadu_si512(q + 64 * c);
         __m512i lo = _mm512_and_si512(t, m0f);
         __m512i hi = _mm512_and_si512(_mm512_srli_epi16(t, 4), m0f);
         if (kQ5) {

@@ -141,7 +141,7 @@ void q4_k_scale_min(int j, const uint8_t* s, int* sc, int* m) {
 // m_j * (the activations' sum over those 32 inputs), both exact int32; then, blocks in order
 // from +0.0f, acc = fma(float(S), d * dx, acc) and acc = fma(-float(Mn), dmin * dx, acc).
 // Q5_K (kQ5: 176 byte rows, the 32 rows of fifth bits qh before the nibbles) is the same with
-// the 5-bit code q | ((qh[e] >> j) & 1) << 4.
+// the 5-bit code q | ((qh[e] >> j) & 1) << 4. The nibbles and qh are in quads (quad_row).
 template <bool kQ5>
 void int8_q4_k(const GemmJob& job, const GemmBlock& b) {
   constexpr int kBlockBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16;
@@ -156,9 +156,9 @@ void int8_q4_k(const GemmJob& job, const GemmBlock& b) {
             q4_k_scale_min(j, sb, &sc, &mn);
             int32_t isum = 0;
             for (int e = 0; e < 32; ++e) {
-              const uint8_t byte = blk[(kQs + 32 * (j / 2) + e) * 32 + l];
+              const uint8_t byte = quad_row(blk, kQs + 32 * (j / 2) + e)[4 * l];
               int q = j % 2 == 0 ? byte & 0xF : byte >> 4;
-              if (kQ5) q |= ((blk[(16 + e) * 32 + l] >> j) & 1) << 4;
+              if (kQ5) q |= ((quad_row(blk, 16 + e)[4 * l] >> j) & 1) << 4;
               isum += q * a.q[kb * 256 + 32 * j + e];
             }
             S += sc * isum;

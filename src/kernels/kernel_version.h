@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 55;
+inline constexpr int kKernelVersion = 56;
 
 }  // namespace anchorage::kernels

@@ -11,6 +11,7 @@
 #include "core/check.h"
 #include "core/isa.h"
 #include "kernels/gemm_job.h"
+#include "kernels/panel_layout.h"
 #include "kernels/quant.h"
 
 namespace anchorage::kernels {
@@ -111,13 +112,34 @@ inline void transpose16x16(__m128i r[16]) {
   }
 }
 
-// Quantized rows (row_bytes apart, blocks of bb bytes) into panels (the layout in
-// packed_weight.h): panel p's k block kb gets byte b of lane l's block at b * kPanel + l. Lanes
-// past n are written as zero bytes (an all-zero block decodes to 0). A panel's block is moved 16
-// lanes by 16 bytes at a time through transpose16x16: the byte-at-a-time scatter it replaces
-// took a quarter of start-up on the 0.8B shape (docs/performance.md "Start-up").
-void pack_quantized(const uint8_t* rows, int64_t n, int64_t row_bytes, int64_t bb, uint8_t* out) {
+// Lanes g .. g + 15's bytes b0 .. b0 + 15 (r[i]: lane g + i's 16 bytes, 4 quads) stored as quads
+// (kernels/panel_layout.h): quad j of lanes g + 4i0 .. + 3 is 16 bytes at (b0 + 4j) * 32 + 4 * (g
+// + 4i0). A 4 x 4 transpose of 32-bit elements per 4 lanes.
+inline void store_quads(const __m128i r[16], int64_t b0, int64_t g, uint8_t* dst) {
+  for (int64_t i0 = 0; i0 < 16; i0 += 4) {
+    const __m128i t0 = _mm_unpacklo_epi32(r[i0], r[i0 + 1]);
+    const __m128i t1 = _mm_unpacklo_epi32(r[i0 + 2], r[i0 + 3]);
+    const __m128i t2 = _mm_unpackhi_epi32(r[i0], r[i0 + 1]);
+    const __m128i t3 = _mm_unpackhi_epi32(r[i0 + 2], r[i0 + 3]);
+    const __m128i q[4] = {_mm_unpacklo_epi64(t0, t1), _mm_unpackhi_epi64(t0, t1),
+                          _mm_unpacklo_epi64(t2, t3), _mm_unpackhi_epi64(t2, t3)};
+    for (int64_t j = 0; j < 4; ++j)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (b0 + 4 * j) * 32 + 4 * (g + i0)), q[j]);
+  }
+}
+
+// Quantized rows (row_bytes apart, blocks of bb bytes) into panels (the layout of kernels/
+// panel_layout.h): panel p's k block kb gets byte b of lane l's block at layout.offset(b, l).
+// Lanes past n are written as zero bytes (an all-zero block decodes to 0). A panel's block is
+// moved 16 lanes by 16 bytes at a time: byte-interleaved through transpose16x16, quads through
+// store_quads (a byte-at-a-time scatter took a quarter of start-up on the 0.8B shape:
+// docs/performance.md "Start-up"), so a quad run starts and ends on a multiple of 16 bytes.
+void pack_quantized(const uint8_t* rows, int64_t n, int64_t row_bytes, int64_t bb,
+                    const PanelLayout& layout, uint8_t* out) {
   constexpr int64_t kPanel = PackedWeight::kPanel;
+  static_assert(kPanel == PanelLayout::kLanes);
+  ANCHORAGE_CHECK(layout.quad_begin % 16 == 0 && layout.quad_end % 16 == 0 &&
+                  layout.quad_end <= bb);
   const int64_t blocks = row_bytes / bb;
   for (int64_t p = 0; p * kPanel < n; ++p) {
     uint8_t* panel = out + p * kPanel * row_bytes;
@@ -141,6 +163,10 @@ void pack_quantized(const uint8_t* rows, int64_t n, int64_t row_bytes, int64_t b
               std::memcpy(tail, src, size_t(nb));
               r[i] = _mm_load_si128(reinterpret_cast<const __m128i*>(tail));
             }
+          }
+          if (layout.in_quads(int(b0))) {
+            store_quads(r, b0, g, dst);
+            continue;
           }
           transpose16x16(r);
           for (int64_t j = 0; j < nb; ++j)
@@ -197,7 +223,7 @@ void PackedWeight::pack_f32(const float* w, int64_t r0, int64_t n) {
     const int64_t m = std::min(kPanel, n - p0);
     for (int64_t r = 0; r < m; ++r)
       quantize_row(dtype_, w + (p0 + r) * k_, &rows[size_t(r * row_bytes)], k_);
-    pack_quantized(rows.data(), m, row_bytes, core::dtype_block_bytes(dtype_),
+    pack_quantized(rows.data(), m, row_bytes, core::dtype_block_bytes(dtype_), panel_layout(dtype_),
                    dst + (p0 / kPanel) * panel_bytes());
   }
 }
@@ -223,7 +249,7 @@ PackedWeight PackedWeight::from_rows(const void* rows, DType src_type, int64_t n
   if (core::dtype_is_quantized(src_type) || core::dtype_is_quantized(storage)) {
     ANCHORAGE_CHECK_MSG(src_type == storage, "quantized weights are stored as they come");
     pack_quantized(static_cast<const uint8_t*>(rows), n, core::dtype_row_bytes(src_type, k),
-                   core::dtype_block_bytes(src_type), w.data_.get());
+                   core::dtype_block_bytes(src_type), panel_layout(src_type), w.data_.get());
     return w;
   }
   pack_plain_rows(rows, src_type, storage, n, k, w.data_.get());
@@ -263,7 +289,7 @@ void PackedWeight::panels_from_rows(int64_t p0, int64_t p1, uint8_t* dst) const 
   if (r1 <= r0) return;
   if (core::dtype_is_quantized(dtype_)) {
     pack_quantized(file_row(r0), r1 - r0, core::dtype_row_bytes(dtype_, k_),
-                   core::dtype_block_bytes(dtype_), dst);
+                   core::dtype_block_bytes(dtype_), panel_layout(dtype_), dst);
     return;
   }
   if (r1 - r0 < (p1 - p0) * kPanel)  // lanes past n read as 0
@@ -294,9 +320,9 @@ const uint8_t* PackedWeight::file_row(int64_t row) const {
 
 void PackedWeight::block_of(int64_t row, int64_t kb, uint8_t* out) const {
   const int64_t bb = core::dtype_block_bytes(dtype_);
-  const uint8_t* src =
-      static_cast<const uint8_t*>(panel(row / kPanel)) + kb * kPanel * bb + row % kPanel;
-  for (int64_t b = 0; b < bb; ++b) out[b] = src[b * kPanel];
+  const PanelLayout layout = panel_layout(dtype_);
+  const uint8_t* src = static_cast<const uint8_t*>(panel(row / kPanel)) + kb * kPanel * bb;
+  for (int64_t b = 0; b < bb; ++b) out[b] = src[layout.offset(int(b), int(row % kPanel))];
 }
 
 const uint8_t* PackedWeight::element(int64_t row, int64_t col) const {

@@ -6,11 +6,12 @@
 //   - plain f32, bf16, f16: panel p is [K][kPanel] elements, k-major;
 //   - block-quantized types (ggml's blocks, kernels/quant.h; K a multiple of the block size B):
 //   panel p is K/B k blocks; k block kb holds the kPanel blocks
-//     W[32p + lane][kb*B, kb*B + B) exactly as the GGUF rows had them, byte-interleaved (byte b
-//     of lane l's block at b * kPanel + l), so unpacking reads every byte position of the 32
-//     lanes as one contiguous run. Weights stay quantized in memory (storage = the file's
-//     bytes); the GEMM dequantizes a K block of a panel to f32 as it packs it and runs the
-//     f32 FMA chain on the result (kernels/gemm.h).
+//     W[32p + lane][kb*B, kb*B + B) exactly as the GGUF rows had them, re-ordered only: byte b
+//     of lane l's block at kernels/panel_layout.h's offset(b, l) (byte-interleaved, b * kPanel
+//     + l, so every byte position of the 32 lanes is one contiguous run; or, for the quant
+//     bytes of the types that have a quad run, the 4 bytes of 4 consecutive inputs of a lane
+//     side by side, what the integer dot products multiply). Weights stay quantized in memory
+//     (storage = the file's bytes); the GEMM reads them in place (kernels/gemm.h).
 // Every weight's f32 value is kernels::dequantize_row() of its stored bits: what at(),
 // get_row() and the GEMM use alike.
 //
@@ -101,7 +102,7 @@ class PackedWeight {
   PackedWeight(int64_t n, int64_t k, core::DType dtype, const Arena& arena);
   // Packs f32 rows [r0, r0 + n) (r0 a multiple of kPanel) from w ([n][k]) into their panels.
   void pack_f32(const float* w, int64_t r0, int64_t n);
-  // The GGUF bytes of W[row]'s block kb (quantized), gathered from the interleave.
+  // The GGUF bytes of W[row]'s block kb (quantized), gathered from the panel's layout.
   void block_of(int64_t row, int64_t kb, uint8_t* out) const;
   // Address of W[row][col] (plain types).
   const uint8_t* element(int64_t row, int64_t col) const;

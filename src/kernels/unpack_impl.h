@@ -3,7 +3,9 @@
 // inside the file's anonymous namespace, after <cstdint> and core/dtype.h (for DType only).
 //
 // Input: one k block of a quantized panel (kernels/packed_weight.h): the 32 lanes' GGUF blocks
-// byte-interleaved, byte b of lane l at b * 32 + l. Output: [B][32] f32, k-major (the panel
+// byte-interleaved, byte b of lane l at b * 32 + l, but for a type's quad run (kernels/
+// panel_layout.h: Q4_K's and Q5_K's quant bytes), where it is at (b & ~3) * 32 + 4l + (b & 3).
+// Output: [B][32] f32, k-major (the panel
 // order the GEMM tiles read). Every loop runs over the 32 lanes innermost on contiguous bytes,
 // so the compiler vectorises it for the file's ISA; each value is the same IEEE operations as
 // kernels/quant.cc's dequantizers (d * q; (d*sc) * q - dmin*m; (d*sc) * q; q * d + m;
@@ -50,6 +52,11 @@ inline void unpack_q8_0(const uint8_t* __restrict kb, float* __restrict out) {
   }
 }
 
+// Byte b of lane 0 of a k block whose byte b lies in a quad run: lane l's at 4l from it.
+inline const uint8_t* quad_row(const uint8_t* kb, int b) {
+  return kb + (b & ~3) * 32 + (b & 3);
+}
+
 // Q4_K sub-block j's (d * sc) and (dmin * m) for every lane.
 inline void q4_k_lane_scales(const uint8_t* __restrict kb, float (*__restrict d1)[kUnpackLanes],
                              float (*__restrict m1)[kUnpackLanes]) {
@@ -79,12 +86,12 @@ inline void unpack_q4_k(const uint8_t* __restrict kb, float* __restrict out) {
   q4_k_lane_scales(kb, d1, m1);
   for (int i = 0; i < 4; ++i) {
     for (int e = 0; e < 32; ++e) {
-      const uint8_t* __restrict q = kb + (16 + 32 * i + e) * 32;
+      const uint8_t* __restrict q = quad_row(kb, 16 + 32 * i + e);
       float* __restrict lo = out + (64 * i + e) * 32;
       float* __restrict hi = out + (64 * i + 32 + e) * 32;
       for (int l = 0; l < kUnpackLanes; ++l) {
-        lo[l] = d1[2 * i][l] * float(q[l] & 0xF) - m1[2 * i][l];
-        hi[l] = d1[2 * i + 1][l] * float(q[l] >> 4) - m1[2 * i + 1][l];
+        lo[l] = d1[2 * i][l] * float(q[4 * l] & 0xF) - m1[2 * i][l];
+        hi[l] = d1[2 * i + 1][l] * float(q[4 * l] >> 4) - m1[2 * i + 1][l];
       }
     }
   }
@@ -160,18 +167,19 @@ inline void unpack_iq4_nl(const uint8_t* __restrict kb, float* __restrict out) {
   }
 }
 
-// Q5_K: Q4_K's scales (same offsets) and nibbles (at byte 48), fifth bits at bit j of qh[e].
+// Q5_K: Q4_K's scales (same offsets) and nibbles (at byte 48), fifth bits at bit j of qh[e] (the
+// qh and the nibbles in quads).
 inline void unpack_q5_k(const uint8_t* __restrict kb, float* __restrict out) {
   float d1[8][kUnpackLanes], m1[8][kUnpackLanes];
   q4_k_lane_scales(kb, d1, m1);
   for (int j = 0; j < 8; ++j) {
     for (int e = 0; e < 32; ++e) {
-      const uint8_t* __restrict q = kb + (48 + 32 * (j / 2) + e) * 32;
-      const uint8_t* __restrict h = kb + (16 + e) * 32;
+      const uint8_t* __restrict q = quad_row(kb, 48 + 32 * (j / 2) + e);
+      const uint8_t* __restrict h = quad_row(kb, 16 + e);
       float* __restrict o = out + (32 * j + e) * 32;
       for (int l = 0; l < kUnpackLanes; ++l) {
-        const int lo = j % 2 == 0 ? q[l] & 0xF : q[l] >> 4;
-        o[l] = d1[j][l] * float(lo | ((h[l] >> j) & 1) << 4) - m1[j][l];
+        const int lo = j % 2 == 0 ? q[4 * l] & 0xF : q[4 * l] >> 4;
+        o[l] = d1[j][l] * float(lo | ((h[4 * l] >> j) & 1) << 4) - m1[j][l];
       }
     }
   }

@@ -474,12 +474,20 @@ TEST(PackedWeight, Bf16StoresRoundedValues) {
   }
 }
 
+// Where the panel layout (docs/kernels.md, kernels/panel_layout.h) puts byte b of lane l's block
+// in a k block, spelled out here apart from the code: byte-interleaved (b * 32 + l) but for Q4_K's
+// and Q5_K's bytes from 16 on (the Q5_K fifth bits and the nibbles), which go in quads: the 4
+// bytes of a lane's quad side by side, lanes in order.
+int64_t spec_offset(DType t, int64_t b, int64_t lane) {
+  const bool quad = (t == DType::kQ4_K || t == DType::kQ5_K) && b >= 16;
+  return quad ? (b / 4 * 4) * 32 + 4 * lane + b % 4 : b * 32 + lane;
+}
+
 // Quantized storage keeps a GGUF row's blocks bit for bit: from_rows() of quantized rows puts
-// the same bytes per (row, block) in the panel layout (k block kb: byte b of lane l at
-// b * 32 + l), and get_row() / at() decode them as dequantize_row() does. Rows past N in the
-// last panel are all-zero blocks.
+// the same bytes per (row, block) in the panel layout (spec_offset), and get_row() / at() decode
+// them as dequantize_row() does. Rows past N in the last panel are all-zero blocks.
 TEST(PackedWeight, QuantizedKeepsBlocksAndDecodesThem) {
-  for (DType t : {DType::kQ8_0, DType::kQ4_K, DType::kQ6_K}) {
+  for (DType t : {DType::kQ8_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS}) {
     const int64_t N = 40, K = 512, be = core::dtype_block_elements(t);
     const int64_t bb = core::dtype_block_bytes(t), row_bytes = core::dtype_row_bytes(t, K);
     const std::vector<float> wf = random_floats(N * K, 21);
@@ -494,7 +502,8 @@ TEST(PackedWeight, QuantizedKeepsBlocksAndDecodesThem) {
       for (int64_t kb = 0; kb < K / be; ++kb) {
         const uint8_t* kblock = static_cast<const uint8_t*>(w.panel(r / 32)) + kb * 32 * bb;
         for (int64_t b = 0; b < bb; ++b)
-          ASSERT_EQ(kblock[b * 32 + r % 32], rows[size_t(r * row_bytes + kb * bb + b)]);
+          ASSERT_EQ(kblock[spec_offset(t, b, r % 32)], rows[size_t(r * row_bytes + kb * bb + b)])
+              << core::dtype_name(t) << " row " << r << " block " << kb << " byte " << b;
       }
       dequantize_row(t, rows.data() + r * row_bytes, want.data(), K);
       w.get_row(r, got.data());
@@ -505,7 +514,7 @@ TEST(PackedWeight, QuantizedKeepsBlocksAndDecodesThem) {
     const uint8_t* last = static_cast<const uint8_t*>(w.panel(1));
     for (int64_t kb = 0; kb < K / be; ++kb) {
       for (int64_t lane = N % 32; lane < 32; ++lane) {
-        for (int64_t b = 0; b < bb; ++b) EXPECT_EQ(last[kb * 32 * bb + b * 32 + lane], 0);
+        for (int64_t b = 0; b < bb; ++b) EXPECT_EQ(last[kb * 32 * bb + spec_offset(t, b, lane)], 0);
       }
     }
     // The f32 constructor quantizes with quantize_row(): the same blocks.

@@ -1,0 +1,55 @@
+// PanelLayout: where a k block of a quantized panel (kernels/packed_weight.h) keeps each byte of
+// its 32 lanes' GGUF blocks. One definition for the packer, get_row() / at() and the specs in
+// docs/kernels.md; the kernels spell the same offsets with their types' constants.
+//
+// A k block holds the 32 lanes' blocks of bb bytes in bb * 32 bytes, byte row by byte row. Byte
+// b of lane l sits at
+//   - b * 32 + l: byte-interleaved, the 32 lanes' byte b side by side (a scale, an f16 row of
+//     32 lanes is then two contiguous byte rows); or, for b inside the type's quad run
+//     [quad_begin, quad_end),
+//   - q * 32 + 4 * l + (b - q), q = b rounded down to a multiple of 4: the quad of bytes
+//     q .. q + 3 of each lane side by side, lanes in order.
+// A quad's 4 byte rows fill the same 128 bytes either way (the run starts and ends on a multiple
+// of 16: the packer moves 16 bytes of 16 lanes at a time), so a quad's address does not depend
+// on the layout; only its inside does. What the quad
+// gives: the integer dot products multiply 4 consecutive inputs of a lane in one 32-bit lane
+// (vpmaddubsw + vpmaddwd, vpdpbusd), and the quant bytes of 4 consecutive inputs are a quad in
+// the types that have one; byte-interleaved they had to be transposed first (AVX2's one-row
+// paths spent 11-16 % of their time on it: docs/performance.md "What the panel layout costs
+// AVX2"). The types without a quad run keep the byte interleave throughout.
+#pragma once
+
+#include <cstdint>
+
+#include "core/dtype.h"
+
+namespace anchorage::kernels {
+
+struct PanelLayout {
+  static constexpr int kLanes = 32;  // PackedWeight::kPanel
+  int quad_begin = 0;                // bytes [quad_begin, quad_end) of a block go in quads
+  int quad_end = 0;
+
+  constexpr bool in_quads(int b) const { return b >= quad_begin && b < quad_end; }
+  // Offset of byte b of lane l's block within a k block of a panel.
+  constexpr int64_t offset(int b, int l) const {
+    if (!in_quads(b)) return int64_t(b) * kLanes + l;
+    const int q = b & ~3;
+    return int64_t(q) * kLanes + 4 * l + (b - q);
+  }
+};
+
+// The layout of a quantized type's k blocks (byte-interleaved throughout for every type not
+// named here).
+constexpr PanelLayout panel_layout(core::DType t) {
+  switch (t) {
+    case core::DType::kQ4_K:  // d, dmin, 12 scale bytes interleaved; the 128 nibble bytes
+      return {16, 144};
+    case core::DType::kQ5_K:  // Q4_K's 16 interleaved; the 32 fifth-bit bytes and 128 nibbles
+      return {16, 176};
+    default:
+      return {};
+  }
+}
+
+}  // namespace anchorage::kernels

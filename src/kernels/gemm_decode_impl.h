@@ -227,8 +227,8 @@ void q6_k_tile(const float* x, int64_t ldx, const uint8_t* w, int64_t pstride, i
                int64_t ldy, int64_t n_cols) {
   Acc<R, P> acc;
   acc.zero();
-  const __m256i m0f = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30),
-                c32 = _mm256_set1_epi8(32);
+  static const float k32 = 32.0f;
+  const DV::F c32 = DV::bcast(&k32);
   for (int64_t kb = 0; kb < K / 256; ++kb) {
     const uint8_t* blk = w + kb * 32 * 210;
     DV::F ds[16][P][kNv];
@@ -246,28 +246,30 @@ void q6_k_tile(const float* x, int64_t ldx, const uint8_t* w, int64_t pstride, i
     }
     for (int c = 0; c < 8; ++c) {
       const int h = c / 4, t = c % 4;
-      // The quant's low 4 bits: ql >> lo_shift; its bits 4-5: (qh << up) >> down, masked.
-      const __m128i lo_shift = _mm_cvtsi32_si128(t >= 2 ? 4 : 0);
-      const __m128i up = _mm_cvtsi32_si128(t < 2 ? 4 - 2 * t : 0);
-      const __m128i down = _mm_cvtsi32_si128(t >= 2 ? 2 * t - 4 : 0);
       const uint8_t* ql = blk + (64 * h + 32 * (t % 2)) * 32;
       const uint8_t* qh = blk + (128 + 32 * h) * 32;
-      for (int e = 0; e < 32; ++e) {
-        DV::F xb[R];
-        broadcast_x<R>(x, ldx, kb * 256 + 128 * h + 32 * t + e, xb);
-        const int is = 8 * h + 2 * t + e / 16;
+      // Input e = 4g + i: byte i of quad g's 32-bit lanes (kernels/panel_layout.h); its code's
+      // low 4 bits are that ql byte's nibble, bits 4-5 bits 2t, 2t + 1 of the qh byte.
+      for (int g = 0; g < 8; ++g) {
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) {
+          const int e = 4 * g + i;
+          DV::F xb[R];
+          broadcast_x<R>(x, ldx, kb * 256 + 128 * h + 32 * t + e, xb);
+          const int is = 8 * h + 2 * t + e / 16;
 #pragma GCC unroll 16
-        for (int q = 0; q < P; ++q) {
-          const __m256i l =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + q * pstride + e * 32));
-          const __m256i u =
-              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh + q * pstride + e * 32));
-          const __m256i lo = _mm256_and_si256(_mm256_srl_epi16(l, lo_shift), m0f);
-          const __m256i hi = _mm256_and_si256(_mm256_srl_epi16(_mm256_sll_epi16(u, up), down), m30);
-          const __m256i qb = _mm256_sub_epi8(_mm256_or_si256(lo, hi), c32);  // q - 32, int8
+          for (int q = 0; q < P; ++q) {
 #pragma GCC unroll 8
-          for (int j = 0; j < kNv; ++j)
-            acc.step(xb, q, j, DV::mul(ds[is][q][j], DV::cvt(DV::widen_i8(qb, j))));
+            for (int j = 0; j < kNv; ++j) {
+              const DV::I l = DV::u32(ql + q * pstride + g * 128 + j * DV::kW * 4);
+              const DV::I u = DV::u32(qh + q * pstride + g * 128 + j * DV::kW * 4);
+              const DV::I lo = DV::and15(DV::srl(l, 8 * i + (t >= 2 ? 4 : 0)));
+              const DV::I hi = DV::and_(DV::srl(u, 8 * i + 2 * t), 3);
+              // float(q) - 32 is float(q - 32) exactly (|q| < 64).
+              const DV::F qf = DV::sub(DV::cvt(DV::or_(lo, DV::sll4(hi))), c32);
+              acc.step(xb, q, j, DV::mul(ds[is][q][j], qf));
+            }
+          }
         }
       }
     }

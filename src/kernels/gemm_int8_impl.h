@@ -146,6 +146,13 @@ ANCHORAGE_FORCE_INLINE void load_quad(const uint8_t* q, __m256i* v) {
   v[3] = _mm256_loadu_si256((const __m256i*)(q + 96));
 }
 
+// Lanes 16h .. 16h + 15 of a quad (h = kHigh): load_quad's registers 2h and 2h + 1.
+template <bool kHigh>
+ANCHORAGE_FORCE_INLINE void load_quad_half(const uint8_t* q, __m256i* v) {
+  v[0] = _mm256_loadu_si256((const __m256i*)(q + 64 * kHigh));
+  v[1] = _mm256_loadu_si256((const __m256i*)(q + 64 * kHigh + 32));
+}
+
 // 32 bytes in lane order with their 32-bit groups reordered (lanes 0-3, 8-11, 16-19, 24-27 in
 // the low half, 4-7, 12-15, 20-23, 28-31 in the high): bytes_dup16_unpacked<c> of the result
 // gives lanes 8c .. 8c + 7 in order, the lanes of load_quad's register c.
@@ -578,7 +585,7 @@ inline void repack_iq4_xs(const uint8_t* blk, Q4KRepacked* w) {
 
 // One Q6_K k block of a panel (210 byte rows of 32 lanes) -> Q6KRepacked. Input 128h + 32t + e
 // is the nibble of ql row 64h + 32(t % 2) + e (low for t < 2) with bits 2t, 2t+1 of qh row
-// 128 + 32h + e as bits 4-5.
+// 128 + 32h + e as bits 4-5 (ql and qh in quads: loaded as they are).
 inline void repack_q6_k(const uint8_t* blk, Q6KRepacked* w) {
   scales_f16(blk + 208 * 32, w->d);
   for (int j = 0; j < 16; ++j)
@@ -594,9 +601,9 @@ inline void repack_q6_k(const uint8_t* blk, Q6KRepacked* w) {
       const uint8_t* q0 = blk + (64 * h + 4 * g) * 32;
       const uint8_t* q1 = blk + (64 * h + 32 + 4 * g) * 32;
       const uint8_t* qh = blk + (128 + 32 * h + 4 * g) * 32;
-      transpose4x32_regs<false>(q0, q0 + 32, q0 + 64, q0 + 96, l0);
-      transpose4x32_regs<false>(q1, q1 + 32, q1 + 64, q1 + 96, l1);
-      transpose4x32_regs<false>(qh, qh + 32, qh + 64, qh + 96, u);
+      load_quad(q0, l0);
+      load_quad(q1, l1);
+      load_quad(qh, u);
       for (int t = 0; t < 4; ++t) {
         const int j = 8 * h + 2 * t + g / 4;
         for (int c = 0; c < 4; ++c) {
@@ -631,25 +638,19 @@ ANCHORAGE_FORCE_INLINE RowBlockActs row_block_acts(const uint8_t* xrow, int64_t 
 // repack, so the 6-bit codes go straight from the panel into the multiplies instead of through
 // Q6KRepacked): per lane the same exact integer sum as q6_k_tile<1> (integer additions in any
 // order give the same integer) and its float step, so the same bits. The block is walked once
-// per 16 lanes (transpose4x32_half: 2 shuffles per 8 lanes of 4 rows, where 8 lanes at a time
-// took 5; the LM head at M = 1 15 % faster on AVX2), each group's pair sums widened at once.
+// per 16 lanes (two registers of a quad, lanes in order; the 16 sub-block sums of 32 lanes do
+// not fit 16 ymm), each group's pair sums widened at once.
 inline void q6_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off,
                               int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
   alignas(32) float d[32];
   scales_f16(blk + 208 * 32, d);
-  // The 16 sub-blocks' int8 scales, each row's lanes put in transpose4x32_half's order (32-bit
-  // groups 0, 4, 1, 5, ...): bytes 8c .. 8c + 7 are register c's.
-  alignas(32) int8_t sc[16][32];
-  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-  for (int j = 0; j < 16; ++j) {
-    _mm256_store_si256((__m256i*)sc[j],
-                       _mm256_permutevar8x32_epi32(
-                           _mm256_loadu_si256((const __m256i*)(blk + (192 + j) * 32)), order));
-  }
+  // The 16 sub-blocks' int8 scales, a byte per lane in lane order: bytes 8c .. 8c + 7 are
+  // register c's.
+  const int8_t(*sc)[32] = reinterpret_cast<const int8_t(*)[32]>(blk + 192 * 32);
   const __m256i m0f = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
   const __m256i ones = _mm256_set1_epi16(1);
   const auto [a, s16, dx] = row_block_acts(xrow, xd_off, xs_off, kb);
-  __m256i S[4];  // transpose4x32_half's order until lanes_in_order
+  __m256i S[4];  // lanes in order
   // 16 of the 32 lanes (two registers) over the whole block.
   auto half = [&]<bool kHigh>() {
     __m256i S0 = _mm256_setzero_si256(), S1 = _mm256_setzero_si256();
@@ -661,9 +662,9 @@ inline void q6_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
         for (int g = 4 * gh; g < 4 * gh + 4; ++g) {
           if (!kHigh) prefetch_part(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
           __m256i l0[2], l1[2], u[2];
-          transpose4x32_half<kHigh>(blk + (64 * h + 4 * g) * 32, l0);
-          transpose4x32_half<kHigh>(blk + (64 * h + 32 + 4 * g) * 32, l1);
-          transpose4x32_half<kHigh>(blk + (128 + 32 * h + 4 * g) * 32, u);
+          load_quad_half<kHigh>(blk + (64 * h + 4 * g) * 32, l0);
+          load_quad_half<kHigh>(blk + (64 * h + 32 + 4 * g) * 32, l1);
+          load_quad_half<kHigh>(blk + (128 + 32 * h + 4 * g) * 32, u);
 #pragma GCC unroll 4
           for (int t = 0; t < 4; ++t) {
             const __m256i av = _mm256_set1_epi32(load_i32(a + 128 * h + 32 * t + 4 * g));
@@ -698,7 +699,6 @@ inline void q6_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
   };
   half.template operator()<false>();
   half.template operator()<true>();
-  lanes_in_order(S);
   for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
     const __m256i mask = lane_mask8(n_cols - 8 * c);
     __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + 8 * c, mask);

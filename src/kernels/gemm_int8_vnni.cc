@@ -529,8 +529,8 @@ void iq4_xs_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t
 }
 
 // R rows x one Q6_K panel (210-byte-row k blocks: 128 rows of low nibbles ql, 64 of high bit
-// pairs qh, 16 of int8 scales, d) over all of K, from +0.0f. Each group of 4 inputs of ql and
-// qh is permuted once (inputs 128h + 32t + e read ql row 64h + 32(t % 2) + e and qh row
+// pairs qh, both in quads, 16 of int8 scales, d) over all of K, from +0.0f. Each quad of ql and
+// qh is loaded once (inputs 128h + 32t + e read ql row 64h + 32(t % 2) + e and qh row
 // 128 + 32h + e for all four t), then the 6-bit codes of the four t are assembled from it (the
 // nibble, and the bit pair shifted to bits 4-5), multiplied as unsigned, and the 32 offset is
 // taken out of each exact sub-block sum with the activations' sum of the sub-block. The
@@ -538,7 +538,6 @@ void iq4_xs_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t
 template <int R>
 void q6_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
-  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
   const __m512i ph = _mm512_load_si512(kPerms.halves);
   const __m512i m0f = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
   __m512 acc[R][2];
@@ -565,14 +564,10 @@ void q6_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
           prefetch_part(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
           __m512i l0[2], l1[2], u[2];
 #pragma GCC unroll 2
-          for (int c = 0; c < 2; ++c) {
-            const __m512i perm = c == 0 ? p0 : p1;
-            l0[c] = _mm512_permutex2var_epi8(_mm512_loadu_si512(ql0), perm,
-                                             _mm512_loadu_si512(ql0 + 64));
-            l1[c] = _mm512_permutex2var_epi8(_mm512_loadu_si512(ql1), perm,
-                                             _mm512_loadu_si512(ql1 + 64));
-            u[c] =
-                _mm512_permutex2var_epi8(_mm512_loadu_si512(qh), perm, _mm512_loadu_si512(qh + 64));
+          for (int c = 0; c < 2; ++c) {  // quads: lanes 0-15, then 16-31
+            l0[c] = _mm512_loadu_si512(ql0 + 64 * c);
+            l1[c] = _mm512_loadu_si512(ql1 + 64 * c);
+            u[c] = _mm512_loadu_si512(qh + 64 * c);
           }
 #pragma GCC unroll 4
           for (int t = 0; t < 4; ++t) {
@@ -885,7 +880,6 @@ void codes_q4_k(const uint8_t* blk, KCodes* k) {
 
 // Q6_K (as q6_k_tile): inputs 128h + 32t + 4g .. + 3 are input group 32h + 8t + g.
 void codes_q6_k(const uint8_t* blk, KCodes* k) {
-  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
   const __m512i ph = _mm512_load_si512(kPerms.halves);
   const __m512i m0f = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
   for (int j = 0; j < 16; ++j)
@@ -904,13 +898,9 @@ void codes_q6_k(const uint8_t* blk, KCodes* k) {
       const uint8_t* qh = blk + (128 + 32 * h + 4 * g) * 32;
 #pragma GCC unroll 2
       for (int c = 0; c < 2; ++c) {
-        const __m512i perm = c == 0 ? p0 : p1;
-        const __m512i l0 =
-            _mm512_permutex2var_epi8(_mm512_loadu_si512(ql0), perm, _mm512_loadu_si512(ql0 + 64));
-        const __m512i l1 =
-            _mm512_permutex2var_epi8(_mm512_loadu_si512(ql1), perm, _mm512_loadu_si512(ql1 + 64));
-        const __m512i u =
-            _mm512_permutex2var_epi8(_mm512_loadu_si512(qh), perm, _mm512_loadu_si512(qh + 64));
+        const __m512i l0 = _mm512_loadu_si512(ql0 + 64 * c);  // quads: lanes 16c .. 16c + 15
+        const __m512i l1 = _mm512_loadu_si512(ql1 + 64 * c);
+        const __m512i u = _mm512_loadu_si512(qh + 64 * c);
 #pragma GCC unroll 4
         for (int t = 0; t < 4; ++t) {
           const __m512i l = t % 2 == 0 ? l0 : l1;

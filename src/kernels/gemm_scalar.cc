@@ -200,15 +200,15 @@ void int8_iq4_xs(const GemmJob& job, const GemmBlock& b) {
 // activations' sum over them) (= sum of (q - 32) x a, q the unsigned 6-bit code), exact int32;
 // then, blocks in order from +0.0f, acc = fma(float(S), d * dx, acc). Input 128h + 32t + e is
 // ql row 64h + 32(t % 2) + e (low nibble for t < 2, high for t >= 2) with bits 2t, 2t+1 of qh
-// row 128 + 32h + e above it.
+// row 128 + 32h + e above it (ql and qh in quads: quad_row).
 void int8_q6_k(const GemmJob& job, const GemmBlock& b) {
   int8_rows<210, 256>(job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
     for (int l = 0; l < 32; ++l) {
       int32_t isum[16] = {};
       for (int k = 0; k < 256; ++k) {
         const int h = k / 128, t = (k % 128) / 32, e = k % 32;
-        const uint8_t ql = blk[(64 * h + 32 * (t % 2) + e) * 32 + l];
-        const uint8_t qh = blk[(128 + 32 * h + e) * 32 + l];
+        const uint8_t ql = quad_row(blk, 64 * h + 32 * (t % 2) + e)[4 * l];
+        const uint8_t qh = quad_row(blk, 128 + 32 * h + e)[4 * l];
         const int q = (t < 2 ? ql & 0xF : ql >> 4) | ((qh >> (2 * t)) & 3) << 4;
         isum[k / 16] += q * a.q[kb * 256 + k];
       }

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 56;
+inline constexpr int kKernelVersion = 57;
 
 }  // namespace anchorage::kernels

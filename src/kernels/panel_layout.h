@@ -47,6 +47,8 @@ constexpr PanelLayout panel_layout(core::DType t) {
       return {16, 144};
     case core::DType::kQ5_K:  // Q4_K's 16 interleaved; the 32 fifth-bit bytes and 128 nibbles
       return {16, 176};
+    case core::DType::kQ6_K:  // the 128 nibble bytes and 64 high-bit bytes; scales, d interleaved
+      return {0, 192};
     default:
       return {};
   }

@@ -4,7 +4,8 @@
 //
 // Input: one k block of a quantized panel (kernels/packed_weight.h): the 32 lanes' GGUF blocks
 // byte-interleaved, byte b of lane l at b * 32 + l, but for a type's quad run (kernels/
-// panel_layout.h: Q4_K's and Q5_K's quant bytes), where it is at (b & ~3) * 32 + 4l + (b & 3).
+// panel_layout.h: the quant bytes of Q4_K, Q5_K and Q6_K), where it is at (b & ~3) * 32 + 4l +
+// (b & 3).
 // Output: [B][32] f32, k-major (the panel
 // order the GEMM tiles read). Every loop runs over the 32 lanes innermost on contiguous bytes,
 // so the compiler vectorises it for the file's ISA; each value is the same IEEE operations as
@@ -107,16 +108,16 @@ inline void unpack_q6_k(const uint8_t* __restrict kb, float* __restrict out) {
   }
   for (int h = 0; h < 2; ++h) {
     for (int e = 0; e < 32; ++e) {
-      const uint8_t* __restrict ql0 = kb + (64 * h + e) * 32;
-      const uint8_t* __restrict ql1 = kb + (64 * h + 32 + e) * 32;
-      const uint8_t* __restrict qh = kb + (128 + 32 * h + e) * 32;
+      const uint8_t* __restrict ql0 = quad_row(kb, 64 * h + e);
+      const uint8_t* __restrict ql1 = quad_row(kb, 64 * h + 32 + e);
+      const uint8_t* __restrict qh = quad_row(kb, 128 + 32 * h + e);
       const int is = 8 * h + e / 16;
       float* __restrict o = out + (128 * h + e) * 32;
       for (int l = 0; l < kUnpackLanes; ++l) {
-        const int q1 = ((ql0[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
-        const int q2 = ((ql1[l] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
-        const int q3 = ((ql0[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
-        const int q4 = ((ql1[l] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+        const int q1 = ((ql0[4 * l] & 0xF) | (((qh[4 * l] >> 0) & 3) << 4)) - 32;
+        const int q2 = ((ql1[4 * l] & 0xF) | (((qh[4 * l] >> 2) & 3) << 4)) - 32;
+        const int q3 = ((ql0[4 * l] >> 4) | (((qh[4 * l] >> 4) & 3) << 4)) - 32;
+        const int q4 = ((ql1[4 * l] >> 4) | (((qh[4 * l] >> 6) & 3) << 4)) - 32;
         o[l] = ds[is][l] * float(q1);
         o[32 * 32 + l] = ds[is + 2][l] * float(q2);
         o[64 * 32 + l] = ds[is + 4][l] * float(q3);

@@ -569,9 +569,8 @@ inline void repack_iq4_xs(const uint8_t* blk, Q4KRepacked* w) {
   for (int j = 0; j < 8; ++j) {
     for (int g = 0; g < 4; ++g) {
       prefetch_part(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
-      const uint8_t* q = blk + (8 + 16 * j + 4 * g) * 32;
       __m256i v[4];
-      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      load_quad(blk + (8 + 16 * j + 4 * g) * 32, v);
       for (int c = 0; c < 4; ++c) {
         _mm256_store_si256((__m256i*)(w->q[j][g] + 32 * c),
                            _mm256_shuffle_epi8(table, _mm256_and_si256(v[c], m0f)));
@@ -1091,20 +1090,20 @@ inline void iq4_xs_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t
                                 float* y, bool first, int64_t n_cols) {
   alignas(32) float d[32];
   alignas(32) int8_t scb[8][32];
-  scales_f16_unpacked(blk, d);
+  scales_f16(blk, d);
   iq4_xs_scale_bytes(blk, scb);
   const __m256i m0f = _mm256_set1_epi8(0x0f), table = iq4_table();
-  __m256i S[4];
+  __m256i S[4];  // lanes in order
   for (int c = 0; c < 4; ++c) S[c] = _mm256_setzero_si256();
   for (int j = 0; j < 8; ++j) {
-    const __m256i row = _mm256_load_si256((const __m256i*)scb[j]);
+    const __m256i row = bytes_for_lane_order(_mm256_load_si256((const __m256i*)scb[j]));
     const __m256i sc[4] = {bytes_dup16_unpacked<0, true>(row), bytes_dup16_unpacked<1, true>(row),
                            bytes_dup16_unpacked<2, true>(row), bytes_dup16_unpacked<3, true>(row)};
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
       prefetch_part(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
       __m256i v[4];
-      transpose4x32_unpacked(blk + (8 + 16 * j + 4 * g) * 32, v);
+      load_quad(blk + (8 + 16 * j + 4 * g) * 32, v);
       const uint8_t* a = xrow + kb * 256 + 32 * j + 4 * g;
       const __m256i alo = _mm256_set1_epi32(load_i32(a)), ahi = _mm256_set1_epi32(load_i32(a + 16));
       const __m256i alo_abs = _mm256_abs_epi8(alo), ahi_abs = _mm256_abs_epi8(ahi);
@@ -1123,16 +1122,11 @@ inline void iq4_xs_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t
   float dxv;
   __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
   const __m256 dx = _mm256_set1_ps(dxv);
-  // d * dx in unpack order, then the sums and their scales back in lane order together.
-  __m256i dd[4];
-  for (int c = 0; c < 4; ++c)
-    dd[c] = _mm256_castps_si256(_mm256_mul_ps(_mm256_load_ps(d + 8 * c), dx));
-  lanes_in_order(S);
-  lanes_in_order(dd);
   for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
     const __m256i mask = lane_mask8(n_cols - 8 * c);
     __m256 acc = first ? _mm256_setzero_ps() : _mm256_maskload_ps(y + 8 * c, mask);
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S[c]), _mm256_castsi256_ps(dd[c]), acc);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(S[c]), _mm256_mul_ps(_mm256_load_ps(d + 8 * c), dx),
+                          acc);
     _mm256_maskstore_ps(y + 8 * c, mask, acc);
   }
 }

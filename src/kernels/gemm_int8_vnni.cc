@@ -471,7 +471,6 @@ ANCHORAGE_FORCE_INLINE void iq4_xs_scales(const uint8_t* blk, int32_t (*sc)[32])
 template <int R>
 void iq4_xs_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq,
                  int64_t xd_off, int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
-  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
   const __m512i ph = _mm512_load_si512(kPerms.halves);
   const __m512i m0f = _mm512_set1_epi8(0x0f);
   const __m512i table = iq4_table_flipped();
@@ -495,12 +494,11 @@ void iq4_xs_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t
 #pragma GCC unroll 4
       for (int g = 0; g < 4; ++g) {
         prefetch_part(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
-        const uint8_t* q = blk + (8 + 16 * j + 4 * g) * 32;
-        const __m512i z01 = _mm512_loadu_si512(q), z23 = _mm512_loadu_si512(q + 64);
+        const uint8_t* q = blk + (8 + 16 * j + 4 * g) * 32;  // a quad
         __m512i w[2][2];  // [low / high nibble][lanes 0-15 / 16-31]
 #pragma GCC unroll 2
         for (int c = 0; c < 2; ++c) {
-          const __m512i t = _mm512_permutex2var_epi8(z01, c == 0 ? p0 : p1, z23);
+          const __m512i t = _mm512_loadu_si512(q + 64 * c);
           w[0][c] = _mm512_shuffle_epi8(table, _mm512_and_si512(t, m0f));
           w[1][c] = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(t, 4), m0f));
         }
@@ -958,7 +956,6 @@ void codes_q3_q2_k(const uint8_t* blk, KCodes* k) {
 // inputs 32j + e / 32j + 16 + e) as level ^ 0x80, input groups 8j + g and 8j + 4 + g; the tile
 // takes 128 x the activations' sum out of each sub-block sum.
 void codes_iq4_xs(const uint8_t* blk, KCodes* k) {
-  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
   const __m512i ph = _mm512_load_si512(kPerms.halves);
   const __m512i m0f = _mm512_set1_epi8(0x0f);
   const __m512i table = iq4_table_flipped();
@@ -968,11 +965,10 @@ void codes_iq4_xs(const uint8_t* blk, KCodes* k) {
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
       prefetch_part(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
-      const uint8_t* q = blk + (8 + 16 * j + 4 * g) * 32;
-      const __m512i z01 = _mm512_loadu_si512(q), z23 = _mm512_loadu_si512(q + 64);
+      const uint8_t* q = blk + (8 + 16 * j + 4 * g) * 32;  // a quad
 #pragma GCC unroll 2
       for (int c = 0; c < 2; ++c) {
-        const __m512i t = _mm512_permutex2var_epi8(z01, c == 0 ? p0 : p1, z23);
+        const __m512i t = _mm512_loadu_si512(q + 64 * c);
         _mm512_store_si512(k->q[8 * j + g][c],
                            _mm512_shuffle_epi8(table, _mm512_and_si512(t, m0f)));
         _mm512_store_si512(

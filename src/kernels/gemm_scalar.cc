@@ -171,10 +171,10 @@ void int8_q4_k(const GemmJob& job, const GemmBlock& b) {
 }
 
 // The integer-dot IQ4_XS GEMM (136 byte rows: d, scales_h in rows 2-3, scales_l in rows 4-7,
-// then sub-block j's 16 rows of codes at row 8 + 16j, low / high nibbles inputs e / 16 + e;
-// activations in 256-blocks): per output and 256-block, S = sum over the 8 sub-blocks of
-// (ls_j - 32) * (exact sum of level x a over its 32 inputs), exact int32; then, blocks in order
-// from +0.0f, acc = fma(float(S), d * dx, acc).
+// then sub-block j's 16 rows of codes at row 8 + 16j, in quads, low / high nibbles inputs e / 16 +
+// e; activations in 256-blocks): per output and 256-block, S = sum over the 8 sub-blocks of (ls_j -
+// 32) * (exact sum of level x a over its 32 inputs), exact int32; then, blocks in order from +0.0f,
+// acc = fma(float(S), d * dx, acc).
 void int8_iq4_xs(const GemmJob& job, const GemmBlock& b) {
   int8_rows<136, 256>(job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
     for (int l = 0; l < 32; ++l) {
@@ -185,7 +185,7 @@ void int8_iq4_xs(const GemmJob& job, const GemmBlock& b) {
                                                                                   << 4;
         int32_t isum = 0;
         for (int e = 0; e < 32; ++e) {
-          const uint8_t byte = blk[(8 + 16 * j + e % 16) * 32 + l];
+          const uint8_t byte = quad_row(blk, 8 + 16 * j + e % 16)[4 * l];
           isum += kUnpackIq4Values[e < 16 ? byte & 0xF : byte >> 4] * a.q[kb * 256 + 32 * j + e];
         }
         S += (ls - 32) * isum;

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 57;
+inline constexpr int kKernelVersion = 58;
 
 }  // namespace anchorage::kernels

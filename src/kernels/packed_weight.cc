@@ -112,34 +112,39 @@ inline void transpose16x16(__m128i r[16]) {
   }
 }
 
-// Lanes g .. g + 15's bytes b0 .. b0 + 15 (r[i]: lane g + i's 16 bytes, 4 quads) stored as quads
-// (kernels/panel_layout.h): quad j of lanes g + 4i0 .. + 3 is 16 bytes at (b0 + 4j) * 32 + 4 * (g
-// + 4i0). A 4 x 4 transpose of 32-bit elements per 4 lanes.
-inline void store_quads(const __m128i r[16], int64_t b0, int64_t g, uint8_t* dst) {
-  for (int64_t i0 = 0; i0 < 16; i0 += 4) {
-    const __m128i t0 = _mm_unpacklo_epi32(r[i0], r[i0 + 1]);
-    const __m128i t1 = _mm_unpacklo_epi32(r[i0 + 2], r[i0 + 3]);
-    const __m128i t2 = _mm_unpackhi_epi32(r[i0], r[i0 + 1]);
-    const __m128i t3 = _mm_unpackhi_epi32(r[i0 + 2], r[i0 + 3]);
-    const __m128i q[4] = {_mm_unpacklo_epi64(t0, t1), _mm_unpackhi_epi64(t0, t1),
-                          _mm_unpacklo_epi64(t2, t3), _mm_unpackhi_epi64(t2, t3)};
-    for (int64_t j = 0; j < 4; ++j)
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (b0 + 4 * j) * 32 + 4 * (g + i0)), q[j]);
+// The quad run of one k block, written byte-interleaved, re-ordered in place into quads
+// (kernels/panel_layout.h): each quad's 4 byte rows of 32 lanes ([t][l]) become the lanes' 4
+// bytes side by side ([l][t]), by byte and then 16-bit interleaves.
+inline void quads_in_place(uint8_t* blk, const PanelLayout& layout) {
+  for (int q = layout.quad_begin; q < layout.quad_end; q += 4) {
+    uint8_t* p = blk + q * 32;
+    __m128i r[8];  // row t, lanes 16h .. 16h + 15 at r[2t + h]
+    for (int i = 0; i < 8; ++i)
+      r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+    for (int h = 0; h < 2; ++h) {
+      const __m128i a = _mm_unpacklo_epi8(r[h], r[2 + h]);      // lanes 0-7: (t0, t1)
+      const __m128i b = _mm_unpackhi_epi8(r[h], r[2 + h]);      // lanes 8-15
+      const __m128i c = _mm_unpacklo_epi8(r[4 + h], r[6 + h]);  // lanes 0-7: (t2, t3)
+      const __m128i d = _mm_unpackhi_epi8(r[4 + h], r[6 + h]);
+      const __m128i out[4] = {_mm_unpacklo_epi16(a, c), _mm_unpackhi_epi16(a, c),
+                              _mm_unpacklo_epi16(b, d), _mm_unpackhi_epi16(b, d)};
+      for (int i = 0; i < 4; ++i)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(p + 64 * h + 16 * i), out[i]);
+    }
   }
 }
 
 // Quantized rows (row_bytes apart, blocks of bb bytes) into panels (the layout of kernels/
 // panel_layout.h): panel p's k block kb gets byte b of lane l's block at layout.offset(b, l).
 // Lanes past n are written as zero bytes (an all-zero block decodes to 0). A panel's block is
-// moved 16 lanes by 16 bytes at a time: byte-interleaved through transpose16x16, quads through
-// store_quads (a byte-at-a-time scatter took a quarter of start-up on the 0.8B shape:
-// docs/performance.md "Start-up"), so a quad run starts and ends on a multiple of 16 bytes.
+// moved 16 lanes by 16 bytes at a time through transpose16x16 (a byte-at-a-time scatter took a
+// quarter of start-up on the 0.8B shape: docs/performance.md "Start-up"), then its quad run is
+// re-ordered in place while it is in L1.
 void pack_quantized(const uint8_t* rows, int64_t n, int64_t row_bytes, int64_t bb,
                     const PanelLayout& layout, uint8_t* out) {
   constexpr int64_t kPanel = PackedWeight::kPanel;
   static_assert(kPanel == PanelLayout::kLanes);
-  ANCHORAGE_CHECK(layout.quad_begin % 16 == 0 && layout.quad_end % 16 == 0 &&
-                  layout.quad_end <= bb);
+  ANCHORAGE_CHECK(layout.quad_begin % 4 == 0 && layout.quad_end % 4 == 0 && layout.quad_end <= bb);
   const int64_t blocks = row_bytes / bb;
   for (int64_t p = 0; p * kPanel < n; ++p) {
     uint8_t* panel = out + p * kPanel * row_bytes;
@@ -164,15 +169,12 @@ void pack_quantized(const uint8_t* rows, int64_t n, int64_t row_bytes, int64_t b
               r[i] = _mm_load_si128(reinterpret_cast<const __m128i*>(tail));
             }
           }
-          if (layout.in_quads(int(b0))) {
-            store_quads(r, b0, g, dst);
-            continue;
-          }
           transpose16x16(r);
           for (int64_t j = 0; j < nb; ++j)
             _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (b0 + j) * kPanel + g), r[j]);
         }
       }
+      quads_in_place(dst, layout);
     }
   }
 }

@@ -9,9 +9,9 @@
 //     [quad_begin, quad_end),
 //   - q * 32 + 4 * l + (b - q), q = b rounded down to a multiple of 4: the quad of bytes
 //     q .. q + 3 of each lane side by side, lanes in order.
-// A quad's 4 byte rows fill the same 128 bytes either way (the run starts and ends on a multiple
-// of 16: the packer moves 16 bytes of 16 lanes at a time), so a quad's address does not depend
-// on the layout; only its inside does. What the quad
+// A quad's 4 byte rows fill the same 128 bytes either way (the run starts on a multiple of 4 and
+// is a multiple of 4 long), so a quad's address does not depend on the layout; only its inside
+// does. What the quad
 // gives: the integer dot products multiply 4 consecutive inputs of a lane in one 32-bit lane
 // (vpmaddubsw + vpmaddwd, vpdpbusd), and the quant bytes of 4 consecutive inputs are a quad in
 // the types that have one; byte-interleaved they had to be transposed first (AVX2's one-row
@@ -49,6 +49,8 @@ constexpr PanelLayout panel_layout(core::DType t) {
       return {16, 176};
     case core::DType::kQ6_K:  // the 128 nibble bytes and 64 high-bit bytes; scales, d interleaved
       return {0, 192};
+    case core::DType::kIQ4_XS:  // d and the 6 scale bytes interleaved; the 128 nibble bytes
+      return {8, 136};
     default:
       return {};
   }

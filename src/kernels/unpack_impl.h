@@ -4,8 +4,8 @@
 //
 // Input: one k block of a quantized panel (kernels/packed_weight.h): the 32 lanes' GGUF blocks
 // byte-interleaved, byte b of lane l at b * 32 + l, but for a type's quad run (kernels/
-// panel_layout.h: the quant bytes of Q4_K, Q5_K and Q6_K), where it is at (b & ~3) * 32 + 4l +
-// (b & 3).
+// panel_layout.h: the quant bytes of Q4_K, Q5_K, Q6_K and IQ4_XS), where it is at (b & ~3) * 32
+// + 4l + (b & 3).
 // Output: [B][32] f32, k-major (the panel
 // order the GEMM tiles read). Every loop runs over the 32 lanes innermost on contiguous bytes,
 // so the compiler vectorises it for the file's ISA; each value is the same IEEE operations as
@@ -187,7 +187,7 @@ inline void unpack_q5_k(const uint8_t* __restrict kb, float* __restrict out) {
 }
 
 // IQ4_XS: sub-block j's scale from scales_l (bytes 4..7) and scales_h (bytes 2, 3), its 16
-// bytes of codes at byte 8 + 16j.
+// bytes of codes at byte 8 + 16j (in quads).
 inline void unpack_iq4_xs(const uint8_t* __restrict kb, float* __restrict out) {
   float d[kUnpackLanes];
   unpack_f16_field(kb, 0, d);
@@ -200,10 +200,10 @@ inline void unpack_iq4_xs(const uint8_t* __restrict kb, float* __restrict out) {
       dl[l] = d[l] * float(ls - 32);
     }
     for (int e = 0; e < 32; ++e) {
-      const uint8_t* __restrict q = kb + (8 + 16 * j + e % 16) * 32;
+      const uint8_t* __restrict q = quad_row(kb, 8 + 16 * j + e % 16);
       float* __restrict o = out + (32 * j + e) * 32;
       for (int l = 0; l < kUnpackLanes; ++l)
-        o[l] = dl[l] * float(kUnpackIq4Values[e < 16 ? q[l] & 0xF : q[l] >> 4]);
+        o[l] = dl[l] * float(kUnpackIq4Values[e < 16 ? q[4 * l] & 0xF : q[4 * l] >> 4]);
     }
   }
 }

@@ -476,11 +476,12 @@ TEST(PackedWeight, Bf16StoresRoundedValues) {
 
 // Where the panel layout (docs/kernels.md, kernels/panel_layout.h) puts byte b of lane l's block
 // in a k block, spelled out here apart from the code: byte-interleaved (b * 32 + l) but for Q4_K's
-// and Q5_K's bytes from 16 on (the Q5_K fifth bits and the nibbles) and Q6_K's first 192 (ql,
-// qh), which go in quads: the 4 bytes of a lane's quad side by side, lanes in order.
+// and Q5_K's bytes from 16 on (the Q5_K fifth bits and the nibbles), Q6_K's first 192 (ql, qh)
+// and IQ4_XS's from 8 on (the nibbles), which go in quads: the 4 bytes of a lane's quad side by
+// side, lanes in order.
 int64_t spec_offset(DType t, int64_t b, int64_t lane) {
-  const bool quad =
-      ((t == DType::kQ4_K || t == DType::kQ5_K) && b >= 16) || (t == DType::kQ6_K && b < 192);
+  const bool quad = ((t == DType::kQ4_K || t == DType::kQ5_K) && b >= 16) ||
+                    (t == DType::kQ6_K && b < 192) || (t == DType::kIQ4_XS && b >= 8);
   return quad ? (b / 4 * 4) * 32 + 4 * lane + b % 4 : b * 32 + lane;
 }
 

@@ -148,6 +148,8 @@ struct DV {
   // kW 32-bit lanes (a panel's quads: kernels/panel_layout.h).
   static I u32(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   static I srl(I a, int n) { return _mm256_srli_epi32(a, n); }
+  // Byte t of each 32-bit lane as int32, sign-extended.
+  static I byte_i8(I a, int t) { return _mm256_srai_epi32(_mm256_slli_epi32(a, 24 - 8 * t), 24); }
   static I and_(I a, int m) { return _mm256_and_si256(a, _mm256_set1_epi32(m)); }
   static I and15(I a) { return and_(a, 15); }
   static I or_(I a, I b) { return _mm256_or_si256(a, b); }

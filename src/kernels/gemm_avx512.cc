@@ -171,6 +171,11 @@ struct DV {
   // kW 32-bit lanes (a panel's quads: kernels/panel_layout.h).
   static I u32(const uint8_t* p) { return _mm512_loadu_si512(p); }
   static I srl(I a, int n) { return _mm512_maskz_srli_epi32(kAll, a, unsigned(n)); }
+  // Byte t of each 32-bit lane as int32, sign-extended.
+  static I byte_i8(I a, int t) {
+    return _mm512_maskz_srai_epi32(kAll, _mm512_maskz_slli_epi32(kAll, a, unsigned(24 - 8 * t)),
+                                   24);
+  }
   static I and_(I a, int m) { return _mm512_and_si512(a, _mm512_set1_epi32(m)); }
   static I and15(I a) { return and_(a, 15); }
   static I or_(I a, I b) { return _mm512_or_si512(a, b); }

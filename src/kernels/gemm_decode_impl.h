@@ -119,15 +119,20 @@ void q8_0_tile(const float* x, int64_t ldx, const uint8_t* w, int64_t pstride, i
 #pragma GCC unroll 8
       for (int j = 0; j < kNv; ++j) d[q][j] = DV::halves(h, j);
     }
-    for (int i = 0; i < 32; ++i) {
-      DV::F xb[R];
-      broadcast_x<R>(x, ldx, kb * 32 + i, xb);
+    // Input 4g + t: byte t of quad g's 32-bit lanes (kernels/panel_layout.h).
+    for (int g = 0; g < 8; ++g) {
+#pragma GCC unroll 4
+      for (int t = 0; t < 4; ++t) {
+        DV::F xb[R];
+        broadcast_x<R>(x, ldx, kb * 32 + 4 * g + t, xb);
 #pragma GCC unroll 16
-      for (int q = 0; q < P; ++q) {
-        const uint8_t* qs = w + q * pstride + kb * 32 * 34 + (2 + i) * 32;
+        for (int q = 0; q < P; ++q) {
+          const uint8_t* qs = w + q * pstride + kb * 32 * 34 + (2 + 4 * g) * 32;
 #pragma GCC unroll 8
-        for (int j = 0; j < kNv; ++j)
-          acc.step(xb, q, j, DV::mul(DV::cvt(DV::i8(qs + j * DV::kW)), d[q][j]));
+          for (int j = 0; j < kNv; ++j)
+            acc.step(xb, q, j,
+                     DV::mul(DV::cvt(DV::byte_i8(DV::u32(qs + j * DV::kW * 4), t)), d[q][j]));
+        }
       }
     }
   }

@@ -129,14 +129,6 @@ ANCHORAGE_FORCE_INLINE void lanes_in_order(__m256i* v) {
   v[3] = _mm256_permute2x128_si256(u2, u3, 0x31);
 }
 
-// The four registers of transpose4x32_regs before its lane-order permutes (lanes 0-3 | 16-19,
-// 4-7 | 20-23, 8-11 | 24-27, 12-15 | 28-31: "unpack order", lanes_in_order's input) of byte
-// rows r0, r0 + 32, r0 + 64, r0 + 96: 8 shuffles per 4 rows where the lane order takes 12.
-ANCHORAGE_FORCE_INLINE void transpose4x32_unpacked(const uint8_t* r0, __m256i* v) {
-  transpose4x32_half<false>(r0, v);
-  transpose4x32_half<true>(r0, v + 2);
-}
-
 // A quad of a panel's k block (kernels/panel_layout.h: lane l's 4 bytes at 4l) -> lanes 0-7,
 // 8-15, 16-23, 24-31: what the transposes make of 4 byte-interleaved rows, in lane order.
 ANCHORAGE_FORCE_INLINE void load_quad(const uint8_t* q, __m256i* v) {
@@ -175,13 +167,6 @@ ANCHORAGE_FORCE_INLINE __m256i bytes_dup16_unpacked(__m256i bytes) {
   return kSigned ? _mm256_srai_epi16(d, 8) : d;
 }
 
-ANCHORAGE_FORCE_INLINE void transpose4x32(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2,
-                                          const uint8_t* r3, uint8_t* out) {
-  __m256i v[4];
-  transpose4x32_regs<kFlipQ8>(r0, r1, r2, r3, v);
-  for (int i = 0; i < 4; ++i) _mm256_store_si256((__m256i*)(out + 32 * i), v[i]);
-}
-
 // The 32 lanes' f16 at byte rows lo and lo + 32 of a byte-interleaved block, as f32 (exact;
 // vcvtph2ps quiets a signalling NaN, which the multiply it then enters would do anyway).
 ANCHORAGE_FORCE_INLINE void scales_f16(const uint8_t* lo, float* out) {
@@ -195,22 +180,6 @@ ANCHORAGE_FORCE_INLINE void scales_f16(const uint8_t* lo, float* out) {
   _mm256_store_ps(out + 8, _mm256_cvtph_ps(_mm256_extracti128_si256(h0, 1)));
   _mm256_store_ps(out + 16, _mm256_cvtph_ps(_mm256_castsi256_si128(h1)));
   _mm256_store_ps(out + 24, _mm256_cvtph_ps(_mm256_extracti128_si256(h1, 1)));
-}
-
-// scales_f16's 32 f32 in unpack order (transpose4x32_half's: lanes 0-3 | 16-19, 4-7 | 20-23,
-// 8-11 | 24-27, 12-15 | 28-31 at out, out + 8, out + 16, out + 24), for a path that keeps its
-// sums in that order.
-ANCHORAGE_FORCE_INLINE void scales_f16_unpacked(const uint8_t* lo, float* out) {
-  const __m256i a = _mm256_loadu_si256((const __m256i*)lo);
-  const __m256i b = _mm256_loadu_si256((const __m256i*)(lo + 32));
-  const __m256i l = _mm256_unpacklo_epi8(a, b);  // f16 of lanes 0-7 | 16-23
-  const __m256i u = _mm256_unpackhi_epi8(a, b);  // lanes 8-15 | 24-31
-  const __m128i l0 = _mm256_castsi256_si128(l), l1 = _mm256_extracti128_si256(l, 1);
-  const __m128i u0 = _mm256_castsi256_si128(u), u1 = _mm256_extracti128_si256(u, 1);
-  _mm256_store_ps(out, _mm256_cvtph_ps(_mm_unpacklo_epi64(l0, l1)));
-  _mm256_store_ps(out + 8, _mm256_cvtph_ps(_mm_unpackhi_epi64(l0, l1)));
-  _mm256_store_ps(out + 16, _mm256_cvtph_ps(_mm_unpacklo_epi64(u0, u1)));
-  _mm256_store_ps(out + 24, _mm256_cvtph_ps(_mm_unpackhi_epi64(u0, u1)));
 }
 
 // IQ4_NL's and IQ4_XS's 16 levels, in each 128-bit lane (vpshufb).
@@ -235,9 +204,13 @@ inline void repack_q8_0(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
     const uint8_t* blk = blocks + b * 32 * 34;
     prefetch_part(blocks + kQ8Chunk * 32 * 34, kQ8Chunk * 32 * 34, kQ8Chunk, b);
     scales_f16(blk, dw + b * 32);
-    for (int g = 0; g < 8; ++g) {
-      const uint8_t* q = blk + (2 + 4 * g) * 32;
-      transpose4x32(q, q + 32, q + 64, q + 96, wt + b * 1024 + g * 128);
+    for (int g = 0; g < 8; ++g) {  // the quads as they are (kFlipQ8: as w ^ 0x80)
+      __m256i v[4];
+      load_quad(blk + (2 + 4 * g) * 32, v);
+      for (int c = 0; c < 4; ++c) {
+        if (kFlipQ8) v[c] = _mm256_xor_si256(v[c], _mm256_set1_epi8(char(0x80)));
+        _mm256_store_si256((__m256i*)(wt + b * 1024 + g * 128 + 32 * c), v[c]);
+      }
     }
   }
 }
@@ -286,14 +259,10 @@ inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw, 
     scales_f16(blk, dw + b * 32);
     if (L::kMin) scales_f16(blk + 64, mw + b * 32);
     __m256i qh[4];
-    if (kQ5) {
-      const uint8_t* h = blk + L::kQh * 32;
-      transpose4x32_regs<false>(h, h + 32, h + 64, h + 96, qh);
-    }
+    if (kQ5) load_quad(blk + L::kQh * 32, qh);
     for (int g = 0; g < 4; ++g) {
-      const uint8_t* q = blk + (kQs + 4 * g) * 32;
       __m256i v[4];
-      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
+      load_quad(blk + (kQs + 4 * g) * 32, v);
       for (int c = 0; c < 4; ++c) {
         __m256i lo = _mm256_and_si256(v[c], m0f);
         __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v[c], 4), m0f);
@@ -310,17 +279,16 @@ inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw, 
   }
 }
 
-// One row x one Q8_0, Q4_0, IQ4_NL or Q5_0 panel read in place, over all of K from +0.0f (decode:
-// a block of one row reuses no repack). Per k block and 8 lanes the exact integer sum of the
-// signed codes times the activations, then q8_0_tile's float step, in block order: the same
-// bits. Q8_0 multiplies |w| by (a with w's sign), IQ4_NL |a| by (w with a's sign:
+// One row x one Q8_0, Q4_0, IQ4_NL, Q5_0, Q4_1 or Q5_1 panel read in place, over all of K from
+// +0.0f (decode: a block of one row reuses no repack). Per k block and 8 lanes the exact integer
+// sum of the signed codes times the activations, then q8_0_tile's float step, in block order: the
+// same bits. Q8_0 multiplies |w| by (a with w's sign), IQ4_NL |a| by (w with a's sign:
 // signed_pair_sums), and both widen each group; Q4_0 multiplies
 // the unsigned nibbles q, adds the 8 pair sums of a lane's 16-bit half in 16 bits (at most
 // 8 x 2 x 15 x 127 = 30,480) and takes 8 x the activations' block sum out: sum((q - 8) a).
 // Q5_0 likewise with its unsigned 5-bit codes and 16 x the sum, each group's 2 pair sums
-// (2 x 2 x 31 x 127 = 15,748) widened at once. The lanes stay in the transposes' unpack order
-// (8 shuffles per 4 byte rows instead of 12), the scales read in that order, and are put back
-// at the store.
+// (2 x 2 x 31 x 127 = 15,748) widened at once. The panel's quads (kernels/panel_layout.h) are
+// the multiplies' operands as they are, lanes in order. Q4_1 and Q5_1 add their mins' step.
 template <int kType>
 inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* xrow,
                               int64_t xd_off, int64_t xs_off, float* y, int64_t n_cols) {
@@ -336,18 +304,16 @@ inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* 
     const uint8_t* blk = panel + kb * 32 * kBlockBytes;
     const uint8_t* a = xrow + kb * 32;
     alignas(32) float dw[32], mw[32];
-    scales_f16_unpacked(blk, dw);
-    if (kMin) scales_f16_unpacked(blk + 64, mw);
-    __m256i ia[4], qh[4];
+    scales_f16(blk, dw);
+    if (kMin) scales_f16(blk + 64, mw);
+    __m256i ia[4], qh[4];  // lanes in order
     for (int c = 0; c < 4; ++c) ia[c] = _mm256_setzero_si256();
-    if (kQ5) {
-      transpose4x32_unpacked(blk + L::kQh * 32, qh);
-    }
+    if (kQ5) load_quad(blk + L::kQh * 32, qh);
 #pragma GCC unroll 8
     for (int g = 0; g < (kQ8 ? 8 : 4); ++g) {
       prefetch_part(blk + 4 * 32 * kBlockBytes, 32 * kBlockBytes, kQ8 ? 8 : 4, g);
       __m256i v[4];
-      transpose4x32_unpacked(blk + (kQs + 4 * g) * 32, v);
+      load_quad(blk + (kQs + 4 * g) * 32, v);
       const __m256i alo = _mm256_set1_epi32(load_i32(a + 4 * g));
       const __m256i ahi = _mm256_set1_epi32(load_i32(a + 16 + 4 * g));
       const __m256i alo_abs = _mm256_abs_epi8(alo), ahi_abs = _mm256_abs_epi8(ahi);
@@ -395,11 +361,8 @@ inline void q8_0_row_in_place(const uint8_t* panel, int64_t nbt, const uint8_t* 
                                  _mm256_mul_ps(_mm256_load_ps(mw + 8 * c), dx), acc[c]);
     }
   }
-  __m256i ordered[4];
-  for (int c = 0; c < 4; ++c) ordered[c] = _mm256_castps_si256(acc[c]);
-  lanes_in_order(ordered);
   for (int c = 0; c < 4 && 8 * c < n_cols; ++c)
-    _mm256_maskstore_ps(y + 8 * c, lane_mask8(n_cols - 8 * c), _mm256_castsi256_ps(ordered[c]));
+    _mm256_maskstore_ps(y + 8 * c, lane_mask8(n_cols - 8 * c), acc[c]);
 }
 
 // Q8_0, and through its repack to signed codes Q4_0, IQ4_NL and Q5_0 (block_bytes 34, 18 or
@@ -825,8 +788,9 @@ ANCHORAGE_FORCE_INLINE void lane_sums_16_rows(const void* rows, const int32_t* s
 // exact integer sums as q6_k_tile<1, Q3_K / Q2_K> (integer additions in any order give the same
 // integer) and its float steps, so the same bits. A code is at most 7, so a vpmaddubsw pair at
 // most 2 * 7 * 127 = 1,778 in magnitude: the 4 groups of a sub-block add in 16 bits (7,112)
-// before one vpmaddwd. The block is walked once per 16 lanes, as Q6_K's (transpose4x32_half:
-// 2 shuffles per 8 lanes of 4 rows where 8 lanes at a time took 5), put back in lane order once.
+// before one vpmaddwd. The block is walked once per 16 lanes, as Q6_K's (its panels are
+// byte-interleaved: transpose4x32_half, 2 shuffles per 8 lanes of 4 rows where 8 lanes at a time
+// took 5), put back in lane order once.
 // Q2_K reads its scale bytes straight from the panel: the 4-bit scale duplicated into both
 // 16-bit halves of its lane by one vpshufb, so one vpmaddwd adds and scales a sub-block's sums
 // (no int32 scales, no vpmulld); its mins m_j s_j two sub-blocks at a time by vpmaddwd of the

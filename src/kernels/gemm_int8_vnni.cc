@@ -120,7 +120,6 @@ constexpr int kMr = 4;
 template <int R>
 void q8_0_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
-  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
   const __m512i ph = _mm512_load_si512(kPerms.halves);
   const __m512i flip = _mm512_set1_epi8(char(0x80));
   __m512 acc[R][2];
@@ -135,10 +134,9 @@ void q8_0_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
       prefetch_part(blk + 4 * 32 * 34, 32 * 34, 8, g);
-      const __m512i z01 = _mm512_loadu_si512(blk + 64 + 128 * g);
-      const __m512i z23 = _mm512_loadu_si512(blk + 128 + 128 * g);
-      const __m512i w0 = _mm512_xor_si512(_mm512_permutex2var_epi8(z01, p0, z23), flip);
-      const __m512i w1 = _mm512_xor_si512(_mm512_permutex2var_epi8(z01, p1, z23), flip);
+      // Quad g (bytes 2 + 4g ..): lanes 0-15, then 16-31.
+      const __m512i w0 = _mm512_xor_si512(_mm512_loadu_si512(blk + 64 + 128 * g), flip);
+      const __m512i w1 = _mm512_xor_si512(_mm512_loadu_si512(blk + 128 + 128 * g), flip);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         const __m512i a = _mm512_set1_epi32(load_i32(xrow + r * ldq + kb * 32 + 4 * g));
@@ -205,7 +203,6 @@ void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t 
   constexpr bool kQ5 = kType == int(core::DType::kQ5_0) || kType == int(core::DType::kQ5_1);
   constexpr int kQh = kMin ? 4 : 2, kQs = kQh + (kQ5 ? 4 : 0), kBlockBytes = kQs + 16;
   constexpr int kOffset = kMin ? 0 : kIq4 ? -128 : kQ5 ? -16 : -8;
-  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
   const __m512i ph = _mm512_load_si512(kPerms.halves);
   const __m512i m0f = _mm512_set1_epi8(0x0f), m10 = _mm512_set1_epi8(0x10);
   const __m512i table = iq4_table_flipped();
@@ -221,21 +218,17 @@ void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t 
     for (int r = 0; r < R; ++r)
       ia[r][0] = ia[r][1] = _mm512_set1_epi32(kOffset * load_i32(xrow + r * ldq + xs_off + 4 * kb));
     __m512i qh[2];  // Q5_0: each lane's u32 of fifth bits
-    if (kQ5) {
-      const __m512i y01 = _mm512_loadu_si512(blk + kQh * 32);
-      const __m512i y23 = _mm512_loadu_si512(blk + (kQh + 2) * 32);
-      qh[0] = _mm512_permutex2var_epi8(y01, p0, y23);
-      qh[1] = _mm512_permutex2var_epi8(y01, p1, y23);
+    if (kQ5) {      // a quad
+      qh[0] = _mm512_loadu_si512(blk + kQh * 32);
+      qh[1] = _mm512_loadu_si512(blk + kQh * 32 + 64);
     }
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
       prefetch_part(blk + 8 * 32 * kBlockBytes, 32 * kBlockBytes, 4, g);
-      const __m512i z01 = _mm512_loadu_si512(blk + (kQs + 4 * g) * 32);
-      const __m512i z23 = _mm512_loadu_si512(blk + (kQs + 2 + 4 * g) * 32);
       __m512i w[2][2];  // [low / high nibble][lanes 0-15 / 16-31]
 #pragma GCC unroll 2
       for (int c = 0; c < 2; ++c) {
-        const __m512i t = _mm512_permutex2var_epi8(z01, c == 0 ? p0 : p1, z23);
+        const __m512i t = _mm512_loadu_si512(blk + (kQs + 4 * g) * 32 + 64 * c);  // a quad
         w[0][c] = _mm512_and_si512(t, m0f);
         w[1][c] = _mm512_and_si512(_mm512_srli_epi16(t, 4), m0f);
         if (kIq4) {

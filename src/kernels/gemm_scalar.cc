@@ -87,9 +87,9 @@ void int8_q8_0(const GemmJob& job, const GemmBlock& b) {
   int8_rows<34, 32>(job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
     int32_t isum[32] = {};
     for (int i = 0; i < 32; ++i) {
-      const int8_t* w = reinterpret_cast<const int8_t*>(blk + (2 + i) * 32);
+      const int8_t* w = reinterpret_cast<const int8_t*>(quad_row(blk, 2 + i, 2));
       const int32_t ai = a.q[kb * 32 + i];
-      for (int l = 0; l < 32; ++l) isum[l] += int32_t(w[l]) * ai;
+      for (int l = 0; l < 32; ++l) isum[l] += int32_t(w[4 * l]) * ai;
     }
     for (int l = 0; l < 32; ++l)
       acc[l] = std::fma(float(isum[l]), lane_f16(blk, 0, l) * a.d[kb], acc[l]);
@@ -110,9 +110,9 @@ void int8_q4_32(const GemmJob& job, const GemmBlock& b) {
     for (int l = 0; l < 32; ++l) {
       int32_t isum = 0;
       for (int i = 0; i < 32; ++i) {
-        const uint8_t byte = blk[(kQs + i % 16) * 32 + l];
+        const uint8_t byte = quad_row(blk, kQs + i % 16, kQh)[4 * l];
         int q = i < 16 ? byte & 0xF : byte >> 4;
-        if (kFive) q |= ((blk[(kQh + i / 8) * 32 + l] >> (i % 8)) & 1) << 4;
+        if (kFive) q |= ((quad_row(blk, kQh + i / 8, kQh)[4 * l] >> (i % 8)) & 1) << 4;
         int w = q;
         if (kType == int(core::DType::kIQ4_NL)) w = kUnpackIq4Values[q];
         if (kType == int(core::DType::kQ5_0)) w = q - 16;

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 58;
+inline constexpr int kKernelVersion = 59;
 
 }  // namespace anchorage::kernels

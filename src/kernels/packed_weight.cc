@@ -144,7 +144,7 @@ void pack_quantized(const uint8_t* rows, int64_t n, int64_t row_bytes, int64_t b
                     const PanelLayout& layout, uint8_t* out) {
   constexpr int64_t kPanel = PackedWeight::kPanel;
   static_assert(kPanel == PanelLayout::kLanes);
-  ANCHORAGE_CHECK(layout.quad_begin % 4 == 0 && layout.quad_end % 4 == 0 && layout.quad_end <= bb);
+  ANCHORAGE_CHECK((layout.quad_end - layout.quad_begin) % 4 == 0 && layout.quad_end <= bb);
   const int64_t blocks = row_bytes / bb;
   for (int64_t p = 0; p * kPanel < n; ++p) {
     uint8_t* panel = out + p * kPanel * row_bytes;

@@ -7,11 +7,10 @@
 //   - b * 32 + l: byte-interleaved, the 32 lanes' byte b side by side (a scale, an f16 row of
 //     32 lanes is then two contiguous byte rows); or, for b inside the type's quad run
 //     [quad_begin, quad_end),
-//   - q * 32 + 4 * l + (b - q), q = b rounded down to a multiple of 4: the quad of bytes
-//     q .. q + 3 of each lane side by side, lanes in order.
-// A quad's 4 byte rows fill the same 128 bytes either way (the run starts on a multiple of 4 and
-// is a multiple of 4 long), so a quad's address does not depend on the layout; only its inside
-// does. What the quad
+//   - q * 32 + 4 * l + (b - q), q = b rounded down to quad_begin + a multiple of 4: the quad of
+//     bytes q .. q + 3 of each lane side by side, lanes in order.
+// A quad's 4 byte rows fill the same 128 bytes either way (a run is a multiple of 4 long), so a
+// quad's address does not depend on the layout; only its inside does. What the quad
 // gives: the integer dot products multiply 4 consecutive inputs of a lane in one 32-bit lane
 // (vpmaddubsw + vpmaddwd, vpdpbusd), and the quant bytes of 4 consecutive inputs are a quad in
 // the types that have one; byte-interleaved they had to be transposed first (AVX2's one-row
@@ -34,7 +33,7 @@ struct PanelLayout {
   // Offset of byte b of lane l's block within a k block of a panel.
   constexpr int64_t offset(int b, int l) const {
     if (!in_quads(b)) return int64_t(b) * kLanes + l;
-    const int q = b & ~3;
+    const int q = b - (b - quad_begin) % 4;
     return int64_t(q) * kLanes + 4 * l + (b - q);
   }
 };
@@ -43,6 +42,16 @@ struct PanelLayout {
 // named here).
 constexpr PanelLayout panel_layout(core::DType t) {
   switch (t) {
+    case core::DType::kQ8_0:  // d interleaved; the 32 quants
+    case core::DType::kQ4_0:  // d; the 16 nibble bytes
+    case core::DType::kIQ4_NL:
+      return {2, 2 + (t == core::DType::kQ8_0 ? 32 : 16)};
+    case core::DType::kQ5_0:  // d; the 4 bytes of fifth bits and the 16 nibble bytes
+      return {2, 22};
+    case core::DType::kQ4_1:  // d, m; the 16 nibble bytes
+      return {4, 20};
+    case core::DType::kQ5_1:  // d, m; the fifth bits and the nibbles
+      return {4, 24};
     case core::DType::kQ4_K:  // d, dmin, 12 scale bytes interleaved; the 128 nibble bytes
       return {16, 144};
     case core::DType::kQ5_K:  // Q4_K's 16 interleaved; the 32 fifth-bit bytes and 128 nibbles

@@ -4,8 +4,8 @@
 //
 // Input: one k block of a quantized panel (kernels/packed_weight.h): the 32 lanes' GGUF blocks
 // byte-interleaved, byte b of lane l at b * 32 + l, but for a type's quad run (kernels/
-// panel_layout.h: the quant bytes of Q4_K, Q5_K, Q6_K and IQ4_XS), where it is at (b & ~3) * 32
-// + 4l + (b & 3).
+// panel_layout.h: the quant bytes of every type but Q3_K and Q2_K), where it is at q * 32 + 4l +
+// (b - q), q the first byte of b's quad (quad_row).
 // Output: [B][32] f32, k-major (the panel
 // order the GEMM tiles read). Every loop runs over the 32 lanes innermost on contiguous bytes,
 // so the compiler vectorises it for the file's ISA; each value is the same IEEE operations as
@@ -16,6 +16,13 @@
 #pragma once
 
 constexpr int kUnpackLanes = 32;
+
+// Byte b of lane 0 of a k block whose byte b lies in a quad run starting at byte `run`: lane l's
+// at 4l from it.
+inline const uint8_t* quad_row(const uint8_t* kb, int b, int run = 0) {
+  const int q = b - (b - run) % 4;
+  return kb + q * 32 + (b - q);
+}
 
 // core::f16_to_f32's bits, inlined (it is out of line and branchy, and a k block needs 32 of
 // them): a subnormal is mant * 2^-24 (exact), the rest is a re-biased exponent.
@@ -47,15 +54,10 @@ inline void unpack_q8_0(const uint8_t* __restrict kb, float* __restrict out) {
   float d[kUnpackLanes];
   unpack_f16_field(kb, 0, d);
   for (int i = 0; i < 32; ++i) {
-    const int8_t* __restrict q = reinterpret_cast<const int8_t*>(kb + (2 + i) * 32);
+    const int8_t* __restrict q = reinterpret_cast<const int8_t*>(quad_row(kb, 2 + i, 2));
     float* __restrict o = out + i * 32;
-    for (int l = 0; l < kUnpackLanes; ++l) o[l] = float(q[l]) * d[l];
+    for (int l = 0; l < kUnpackLanes; ++l) o[l] = float(q[4 * l]) * d[l];
   }
-}
-
-// Byte b of lane 0 of a k block whose byte b lies in a quad run: lane l's at 4l from it.
-inline const uint8_t* quad_row(const uint8_t* kb, int b) {
-  return kb + (b & ~3) * 32 + (b & 3);
 }
 
 // Q4_K sub-block j's (d * sc) and (dmin * m) for every lane.
@@ -138,12 +140,12 @@ inline void unpack_legacy(const uint8_t* __restrict kb, float* __restrict out) {
   constexpr int kQs = kP + (kBits == 5 ? 4 : 0);
   constexpr int kOffset = kHasMin ? 0 : 1 << (kBits - 1);
   for (int j = 0; j < 32; ++j) {
-    const uint8_t* __restrict q = kb + (kQs + j % 16) * 32;
-    const uint8_t* __restrict h = kb + (kP + j / 8) * 32;
+    const uint8_t* __restrict q = quad_row(kb, kQs + j % 16, kP);
+    const uint8_t* __restrict h = quad_row(kb, kP + j / 8, kP);
     float* __restrict o = out + j * 32;
     for (int l = 0; l < kUnpackLanes; ++l) {
-      int code = j < 16 ? q[l] & 0xF : q[l] >> 4;
-      if (kBits == 5) code |= ((h[l] >> (j % 8)) & 1) << 4;
+      int code = j < 16 ? q[4 * l] & 0xF : q[4 * l] >> 4;
+      if (kBits == 5) code |= ((h[4 * l] >> (j % 8)) & 1) << 4;
       if (kHasMin) {
         o[l] = float(code) * d[l] + m[l];
       } else {
@@ -161,10 +163,10 @@ inline void unpack_iq4_nl(const uint8_t* __restrict kb, float* __restrict out) {
   float d[kUnpackLanes];
   unpack_f16_field(kb, 0, d);
   for (int j = 0; j < 32; ++j) {
-    const uint8_t* __restrict q = kb + (2 + j % 16) * 32;
+    const uint8_t* __restrict q = quad_row(kb, 2 + j % 16, 2);
     float* __restrict o = out + j * 32;
     for (int l = 0; l < kUnpackLanes; ++l)
-      o[l] = d[l] * float(kUnpackIq4Values[j < 16 ? q[l] & 0xF : q[l] >> 4]);
+      o[l] = d[l] * float(kUnpackIq4Values[j < 16 ? q[4 * l] & 0xF : q[4 * l] >> 4]);
   }
 }
 

@@ -475,21 +475,55 @@ TEST(PackedWeight, Bf16StoresRoundedValues) {
 }
 
 // Where the panel layout (docs/kernels.md, kernels/panel_layout.h) puts byte b of lane l's block
-// in a k block, spelled out here apart from the code: byte-interleaved (b * 32 + l) but for Q4_K's
-// and Q5_K's bytes from 16 on (the Q5_K fifth bits and the nibbles), Q6_K's first 192 (ql, qh)
-// and IQ4_XS's from 8 on (the nibbles), which go in quads: the 4 bytes of a lane's quad side by
-// side, lanes in order.
+// in a k block, spelled out here apart from the code: byte-interleaved (b * 32 + l) but for each
+// type's quad run (its quant bytes), where the 4 bytes of a lane's quad sit side by side, lanes in
+// order.
 int64_t spec_offset(DType t, int64_t b, int64_t lane) {
-  const bool quad = ((t == DType::kQ4_K || t == DType::kQ5_K) && b >= 16) ||
-                    (t == DType::kQ6_K && b < 192) || (t == DType::kIQ4_XS && b >= 8);
-  return quad ? (b / 4 * 4) * 32 + 4 * lane + b % 4 : b * 32 + lane;
+  int64_t begin = 0, end = 0;  // the quad run
+  switch (t) {
+    case DType::kQ8_0:
+      begin = 2, end = 34;
+      break;
+    case DType::kQ4_0:
+    case DType::kIQ4_NL:
+      begin = 2, end = 18;
+      break;
+    case DType::kQ5_0:
+      begin = 2, end = 22;
+      break;
+    case DType::kQ4_1:
+      begin = 4, end = 20;
+      break;
+    case DType::kQ5_1:
+      begin = 4, end = 24;
+      break;
+    case DType::kQ4_K:
+      begin = 16, end = 144;
+      break;
+    case DType::kQ5_K:
+      begin = 16, end = 176;
+      break;
+    case DType::kQ6_K:
+      begin = 0, end = 192;
+      break;
+    case DType::kIQ4_XS:
+      begin = 8, end = 136;
+      break;
+    default:
+      break;
+  }
+  if (b < begin || b >= end) return b * 32 + lane;
+  const int64_t q = begin + (b - begin) / 4 * 4;
+  return q * 32 + 4 * lane + (b - q);
 }
 
 // Quantized storage keeps a GGUF row's blocks bit for bit: from_rows() of quantized rows puts
 // the same bytes per (row, block) in the panel layout (spec_offset), and get_row() / at() decode
 // them as dequantize_row() does. Rows past N in the last panel are all-zero blocks.
 TEST(PackedWeight, QuantizedKeepsBlocksAndDecodesThem) {
-  for (DType t : {DType::kQ8_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS}) {
+  for (DType t :
+       {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL,
+        DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kIQ4_XS}) {
     const int64_t N = 40, K = 512, be = core::dtype_block_elements(t);
     const int64_t bb = core::dtype_block_bytes(t), row_bytes = core::dtype_row_bytes(t, K);
     const std::vector<float> wf = random_floats(N * K, 21);

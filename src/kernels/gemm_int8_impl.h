@@ -8,17 +8,17 @@
 //   lane_mask8(n), load_i32(p)             an 8-lane store mask, an unaligned int32 load
 //
 // A block of several rows walks its panels one at a time and K in chunks: a chunk of a panel
-// is first repacked into a small stack buffer (the weights of 4 consecutive inputs of a lane
-// side by side, so one 32-bit lane holds the 4 bytes vpmaddubsw+vpmaddwd multiply with 4
-// activation bytes, and the f16 scales as f32), then every row tile of the block runs over the
-// buffer (in L1). A block of one row (decode) reuses no repack, so for every type it reads the
-// panels in place (the *_row_in_place functions: the same transposes straight
-// into the multiplies). Each tile computes, per output, the integer block sums exactly and
-// combines them into the float accumulator in block order with the ops scalar spells out
-// (gemm_scalar.cc int8_q8_0): the partial sums pass through y between chunks (an f32
-// store/load is exact). So rows, tiles, chunks, the one-row paths and threads change nothing
-// in a result, and every ISA gives the scalar bits.
-// (No #includes here: the file is included inside a namespace.)
+// is first repacked into a small stack buffer (the codes of 4 consecutive inputs of a lane side
+// by side, as the panel's quads hold their bytes (kernels/panel_layout.h), so one 32-bit lane
+// holds the 4 bytes vpmaddubsw+vpmaddwd multiply with 4 activation bytes; the f16 scales as
+// f32), then every row tile of the block runs over the buffer (in L1). A block of one row
+// (decode) reuses no repack, so for every type it reads the panels in place (the
+// *_row_in_place functions: the quads straight into the multiplies). Each tile computes, per
+// output, the integer block sums exactly and combines them into the float accumulator in block
+// order with the ops scalar spells out (gemm_scalar.cc int8_q8_0): the partial sums pass through y
+// between chunks (an f32 store/load is exact). So rows, tiles, chunks, the one-row paths and
+// threads change nothing in a result, and every ISA gives the scalar bits. (No #includes here: the
+// file is included inside a namespace.)
 #pragma once
 
 #include "kernels/simd/prefetch.h"
@@ -72,55 +72,8 @@ Q6KTile pick_q2_k(int rows);  // defined by the ISA file
 // activations.
 constexpr int kQ8Chunk = 8;
 
-// 4 byte rows of 32 lanes (inputs k .. k+3 of a byte-interleaved panel) -> 128 bytes, lane l's
-// 4 bytes (k, k+1, k+2, k+3) at 4l: bytes paired, then pairs paired, within 128-bit halves,
-// then the halves put back in lane order.
-template <bool kFlip>
-ANCHORAGE_FORCE_INLINE void transpose4x32_regs(const uint8_t* r0, const uint8_t* r1,
-                                               const uint8_t* r2, const uint8_t* r3, __m256i* v) {
-  __m256i a0 = _mm256_loadu_si256((const __m256i*)r0);
-  __m256i a1 = _mm256_loadu_si256((const __m256i*)r1);
-  __m256i a2 = _mm256_loadu_si256((const __m256i*)r2);
-  __m256i a3 = _mm256_loadu_si256((const __m256i*)r3);
-  if (kFlip) {
-    const __m256i flip = _mm256_set1_epi8(char(0x80));
-    a0 = _mm256_xor_si256(a0, flip);
-    a1 = _mm256_xor_si256(a1, flip);
-    a2 = _mm256_xor_si256(a2, flip);
-    a3 = _mm256_xor_si256(a3, flip);
-  }
-  const __m256i t0 = _mm256_unpacklo_epi8(a0, a1);  // lanes 0-7 | 16-23, (k, k+1)
-  const __m256i t1 = _mm256_unpackhi_epi8(a0, a1);  // lanes 8-15 | 24-31
-  const __m256i t2 = _mm256_unpacklo_epi8(a2, a3);
-  const __m256i t3 = _mm256_unpackhi_epi8(a2, a3);
-  const __m256i u0 = _mm256_unpacklo_epi16(t0, t2);  // lanes 0-3 | 16-19, (k .. k+3)
-  const __m256i u1 = _mm256_unpackhi_epi16(t0, t2);  // lanes 4-7 | 20-23
-  const __m256i u2 = _mm256_unpacklo_epi16(t1, t3);  // lanes 8-11 | 24-27
-  const __m256i u3 = _mm256_unpackhi_epi16(t1, t3);  // lanes 12-15 | 28-31
-  v[0] = _mm256_permute2x128_si256(u0, u1, 0x20);
-  v[1] = _mm256_permute2x128_si256(u2, u3, 0x20);
-  v[2] = _mm256_permute2x128_si256(u0, u1, 0x31);
-  v[3] = _mm256_permute2x128_si256(u2, u3, 0x31);
-}
-
-// Half of transpose4x32_regs, without its last step: v[0], v[1] hold lanes 8h + 0-3 | 16 + 8h
-// + 0-3 and 8h + 4-7 | 16 + 8h + 4-7 (h = kHigh), as the unpacks leave them: 2 shuffles per 8
-// lanes of 4 byte rows, where transposing 8 lanes alone took 5. A one-row path sums in that order
-// and puts a block's sums back with lanes_in_order.
-template <bool kHigh>
-ANCHORAGE_FORCE_INLINE void transpose4x32_half(const uint8_t* r0, __m256i* v) {
-  const __m256i a0 = _mm256_loadu_si256((const __m256i*)r0);
-  const __m256i a1 = _mm256_loadu_si256((const __m256i*)(r0 + 32));
-  const __m256i a2 = _mm256_loadu_si256((const __m256i*)(r0 + 64));
-  const __m256i a3 = _mm256_loadu_si256((const __m256i*)(r0 + 96));
-  const __m256i ta = kHigh ? _mm256_unpackhi_epi8(a0, a1) : _mm256_unpacklo_epi8(a0, a1);
-  const __m256i tb = kHigh ? _mm256_unpackhi_epi8(a2, a3) : _mm256_unpacklo_epi8(a2, a3);
-  v[0] = _mm256_unpacklo_epi16(ta, tb);
-  v[1] = _mm256_unpackhi_epi16(ta, tb);
-}
-
-// 4 registers of 8 lanes in transpose4x32_half's order (h = 0's two, then h = 1's) -> lanes
-// 0-7, 8-15, 16-23, 24-31.
+// 4 registers of 8 lanes in unpack order (lanes 0-3 | 16-19, 4-7 | 20-23, 8-11 | 24-27, 12-15 |
+// 28-31: what add_lane_pair_sums's byte unpacks leave) -> lanes 0-7, 8-15, 16-23, 24-31.
 ANCHORAGE_FORCE_INLINE void lanes_in_order(__m256i* v) {
   const __m256i u0 = v[0], u1 = v[1], u2 = v[2], u3 = v[3];
   v[0] = _mm256_permute2x128_si256(u0, u1, 0x20);
@@ -130,7 +83,8 @@ ANCHORAGE_FORCE_INLINE void lanes_in_order(__m256i* v) {
 }
 
 // A quad of a panel's k block (kernels/panel_layout.h: lane l's 4 bytes at 4l) -> lanes 0-7,
-// 8-15, 16-23, 24-31: what the transposes make of 4 byte-interleaved rows, in lane order.
+// 8-15, 16-23, 24-31, each 32-bit lane the 4 bytes vpmaddubsw + vpmaddwd multiply with 4
+// activation bytes.
 ANCHORAGE_FORCE_INLINE void load_quad(const uint8_t* q, __m256i* v) {
   v[0] = _mm256_loadu_si256((const __m256i*)q);  // (a loop here kept v on the stack)
   v[1] = _mm256_loadu_si256((const __m256i*)(q + 32));
@@ -721,12 +675,9 @@ inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
   for (int h = 0; h < 2; ++h) {
     for (int g = 0; g < 8; ++g) {  // l = 4g .. 4g + 3
       prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
-      const uint8_t* q = blk + (kQs + 32 * h + 4 * g) * 32;
       __m256i v[4], u[4];
-      transpose4x32_regs<false>(q, q + 32, q + 64, q + 96, v);
-      if (kQ3)
-        transpose4x32_regs<false>(blk + 4 * g * 32, blk + (4 * g + 1) * 32, blk + (4 * g + 2) * 32,
-                                  blk + (4 * g + 3) * 32, u);
+      load_quad(blk + (kQs + 32 * h + 4 * g) * 32, v);
+      if (kQ3) load_quad(blk + 4 * g * 32, u);
       for (int sh = 0; sh < 4; ++sh) {
         const int j = 8 * h + 2 * sh + g / 4;
         for (int c = 0; c < 4; ++c) {
@@ -784,13 +735,12 @@ ANCHORAGE_FORCE_INLINE void lane_sums_16_rows(const void* rows, const int32_t* s
 
 // One row x one Q3_K (kQ3) or Q2_K k block of a panel read in place (decode: a block of one
 // row reuses no repack, which cost more than the multiplies): the codes go from the panel's
-// transposes straight into the multiplies, with repack_q3_q2_k's bit layout. Per lane the same
+// quads straight into the multiplies, with repack_q3_q2_k's bit layout. Per lane the same
 // exact integer sums as q6_k_tile<1, Q3_K / Q2_K> (integer additions in any order give the same
 // integer) and its float steps, so the same bits. A code is at most 7, so a vpmaddubsw pair at
 // most 2 * 7 * 127 = 1,778 in magnitude: the 4 groups of a sub-block add in 16 bits (7,112)
-// before one vpmaddwd. The block is walked once per 16 lanes, as Q6_K's (its panels are
-// byte-interleaved: transpose4x32_half, 2 shuffles per 8 lanes of 4 rows where 8 lanes at a time
-// took 5), put back in lane order once.
+// before one vpmaddwd. The block is walked once per 16 lanes, as Q6_K's (two registers of each
+// quad, lanes in order).
 // Q2_K reads its scale bytes straight from the panel: the 4-bit scale duplicated into both
 // 16-bit halves of its lane by one vpshufb, so one vpmaddwd adds and scales a sub-block's sums
 // (no int32 scales, no vpmulld); its mins m_j s_j two sub-blocks at a time by vpmaddwd of the
@@ -817,15 +767,15 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
   const __m256i low4 = _mm256_set1_epi16(15);
   const __m256i zero = _mm256_setzero_si256();
   const auto [a, s16, dx] = row_block_acts(xrow, xd_off, xs_off, kb);
-  __m256i S[4], Mn[4];  // transpose4x32_half's order until lanes_in_order
+  __m256i S[4], Mn[4];  // S in lane order, Mn in unpack order (add_lane_pair_sums)
   // 16 of the 32 lanes (two registers) over the whole block.
   auto half = [&]<bool kHigh>() {
     __m256i S0 = zero, S1 = zero;
-    // Q3_K's hmask rows serve both halves of the block (bit 4h + sh): transposed once.
+    // Q3_K's hmask quads serve both halves of the block (bit 4h + sh): loaded once.
     __m256i ub[kQ3 ? 8 : 1][2];
     if constexpr (kQ3) {
 #pragma GCC unroll 8
-      for (int g = 0; g < 8; ++g) transpose4x32_half<kHigh>(blk + 4 * g * 32, ub[g]);
+      for (int g = 0; g < 8; ++g) load_quad_half<kHigh>(blk + 4 * g * 32, ub[g]);
     }
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
@@ -836,7 +786,7 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
         for (int g = 4 * gh; g < 4 * gh + 4; ++g) {  // l = 4g .. 4g + 3
           if (!kHigh) prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
           __m256i v[2];
-          transpose4x32_half<kHigh>(blk + (kQs + 32 * h + 4 * g) * 32, v);
+          load_quad_half<kHigh>(blk + (kQs + 32 * h + 4 * g) * 32, v);
           const __m256i* u = ub[kQ3 ? g : 0];
           __m256i v4[2];
           if constexpr (!kQ3) {
@@ -868,13 +818,14 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
         for (int sh = 0; sh < 4; ++sh) {
           const int j = 8 * h + 2 * sh + gh;
           if constexpr (kQ3) {
-            const __m256i row = _mm256_load_si256((const __m256i*)scb[j]);
+            const __m256i row = bytes_for_lane_order(_mm256_load_si256((const __m256i*)scb[j]));
             const __m256i c0 = bytes_dup16_unpacked<(kHigh ? 2 : 0), true>(row);
             const __m256i c1 = bytes_dup16_unpacked<(kHigh ? 3 : 1), true>(row);
             S0 = _mm256_add_epi32(S0, _mm256_madd_epi16(is[sh][0], c0));
             S1 = _mm256_add_epi32(S1, _mm256_madd_epi16(is[sh][1], c1));
           } else {
-            const __m256i row = _mm256_loadu_si256((const __m256i*)(blk + j * 32));
+            const __m256i row =
+                bytes_for_lane_order(_mm256_loadu_si256((const __m256i*)(blk + j * 32)));
             const __m256i c0 = _mm256_and_si256(bytes_dup16_unpacked<(kHigh ? 2 : 0)>(row), low4);
             const __m256i c1 = _mm256_and_si256(bytes_dup16_unpacked<(kHigh ? 3 : 1)>(row), low4);
             // Odd sh summed 4 x code: every pair sum a multiple of 4, so the shift is exact.
@@ -894,9 +845,9 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
   if constexpr (kQ3) {  // S -= 4 sum_j sc_j s_j, two sub-blocks at a time
     __m256i C[4];
     lane_sums_16_rows<ByteAs::kSigned>(&scb[0][0], s16, C);
+    lanes_in_order(C);
     for (int c = 0; c < 4; ++c) S[c] = _mm256_sub_epi32(S[c], _mm256_slli_epi32(C[c], 2));
   }
-  lanes_in_order(S);
   if constexpr (!kQ3) {
     lane_sums_16_rows<ByteAs::kHighNibble>(blk, s16, Mn);  // the mins
     lanes_in_order(Mn);

@@ -1,7 +1,9 @@
 // The integer-dot GEMM (kernels/quant_dot.h) for AVX-512 with VNNI and VBMI, reading the
-// byte-interleaved panels in place (no repack, no buffer; AVX2 repacks, gemm_int8_impl.h):
-//   - vpermt2b turns the 128 bytes of 4 consecutive inputs x 32 lanes (two zmm) into lanes
-//     0-15 and 16-31 with each lane's 4 bytes side by side, in one instruction each;
+// panels in place (no repack, no buffer; AVX2 repacks, gemm_int8_impl.h):
+//   - a quad of a panel (kernels/panel_layout.h: 4 consecutive inputs x 32 lanes, each lane's 4
+//     bytes side by side) is two zmm, lanes 0-15 and 16-31, loaded as they are (until
+//     kKernelVersion 60 the panels were byte-interleaved and a vpermt2b made each);
+//   - vpermb gathers the f16 scales' two byte rows of 32 lanes into halves;
 //   - vpdpbusd multiplies 4 unsigned weight bytes by 4 signed activation bytes and adds the 4
 //     products to a 32-bit lane, exactly. Q8_0 quants are signed, so they enter as
 //     w ^ 0x80 = w + 128 and each block sum starts from -128 * (the activations' block sum):
@@ -41,17 +43,11 @@ inline float load_f32(const uint8_t* p) {
   return v;
 }
 
-// vpermt2b indices over (rows k, k+1 | rows k+2, k+3): byte 4l + t of half h is input k + t of
-// lane 16h + l, at byte 32t + 16h + l of the 128.
 struct Perms {
-  alignas(64) uint8_t t4[2][64];
   // vpermb indices over the two byte rows of 32 f16 scales (low bytes, then high bytes):
   // half l = bytes l and 32 + l.
   alignas(64) uint8_t halves[64];
   Perms() {
-    for (int h = 0; h < 2; ++h)
-      for (int l = 0; l < 16; ++l)
-        for (int t = 0; t < 4; ++t) t4[h][4 * l + t] = uint8_t(32 * t + 16 * h + l);
     for (int l = 0; l < 32; ++l) {
       halves[2 * l] = uint8_t(l);
       halves[2 * l + 1] = uint8_t(32 + l);
@@ -693,7 +689,6 @@ template <int R, bool kQ3>
 void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq,
                   int64_t xd_off, int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
   constexpr int kBlockBytes = kQ3 ? 110 : 84, kQs = kQ3 ? 32 : 16, kOff = kQ3 ? 4 : 0;
-  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
   const __m512i ph = _mm512_load_si512(kPerms.halves);
   const __m512i m15 = _mm512_set1_epi32(15);
   alignas(64) int16_t scw[kQ3 ? 16 : 1][32];  // Q3_K: the sub-blocks' sc - 32
@@ -718,25 +713,15 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
 #pragma GCC unroll 4
         for (int g = 4 * sub; g < 4 * sub + 4; ++g) {
           prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
+          // Quads: the codes of inputs 4g .. 4g + 3 (lanes 0-15, then 16-31), and Q3_K's hmask
+          // quad g, which serves both halves of the block (bit 4h + t): loaded again for each
+          // (kept for the block they took 16 registers, and the spills cost more).
           const uint8_t* q = blk + (kQs + 32 * h + 4 * g) * 32;
-          // Q3_K's hmask rows 4g .. 4g + 3 serve both halves of the block (bit 4h + t), but
-          // permuted again for each: kept for the block they took 16 registers, and the spills
-          // cost more than the permutes.
-          __m512i h01, h23;
-          if constexpr (kQ3) {
-            h01 = _mm512_loadu_si512(blk + 4 * g * 32);
-            h23 = _mm512_loadu_si512(blk + 4 * g * 32 + 64);
-            // Opaque to the compiler, which would otherwise merge the two halves' permutes and
-            // keep them all in registers again.
-            asm volatile("" : "+v"(h01), "+v"(h23));
-          }
           __m512i v[2], u[2];
 #pragma GCC unroll 2
           for (int c = 0; c < 2; ++c) {
-            const __m512i perm = c == 0 ? p0 : p1;
-            v[c] =
-                _mm512_permutex2var_epi8(_mm512_loadu_si512(q), perm, _mm512_loadu_si512(q + 64));
-            if constexpr (kQ3) u[c] = _mm512_permutex2var_epi8(h01, perm, h23);
+            v[c] = _mm512_loadu_si512(q + 64 * c);
+            if constexpr (kQ3) u[c] = _mm512_loadu_si512(blk + 4 * g * 32 + 64 * c);
           }
 #pragma GCC unroll 4
           for (int t = 0; t < 4; ++t) {
@@ -910,7 +895,6 @@ void codes_q6_k(const uint8_t* blk, KCodes* k) {
 template <bool kQ3>
 void codes_q3_q2_k(const uint8_t* blk, KCodes* k) {
   constexpr int kBlockBytes = kQ3 ? 110 : 84, kQs = kQ3 ? 32 : 16;
-  const __m512i p0 = _mm512_load_si512(kPerms.t4[0]), p1 = _mm512_load_si512(kPerms.t4[1]);
   const __m512i ph = _mm512_load_si512(kPerms.halves);
   const __m512i m3 = _mm512_set1_epi8(3), m4 = _mm512_set1_epi8(4);
   q3_q2_k_scales<kQ3>(blk, k->sc, k->mn);
@@ -924,12 +908,9 @@ void codes_q3_q2_k(const uint8_t* blk, KCodes* k) {
       const uint8_t* hm = blk + 4 * g * 32;
 #pragma GCC unroll 2
       for (int c = 0; c < 2; ++c) {
-        const __m512i perm = c == 0 ? p0 : p1;
-        const __m512i v =
-            _mm512_permutex2var_epi8(_mm512_loadu_si512(q), perm, _mm512_loadu_si512(q + 64));
+        const __m512i v = _mm512_loadu_si512(q + 64 * c);  // quads: lanes 16c .. 16c + 15
         __m512i u = _mm512_setzero_si512();
-        if (kQ3)
-          u = _mm512_permutex2var_epi8(_mm512_loadu_si512(hm), perm, _mm512_loadu_si512(hm + 64));
+        if (kQ3) u = _mm512_loadu_si512(hm + 64 * c);
 #pragma GCC unroll 4
         for (int t = 0; t < 4; ++t) {
           __m512i code = _mm512_and_si512(_mm512_srli_epi16(v, 2 * t), m3);

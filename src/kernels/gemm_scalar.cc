@@ -237,8 +237,8 @@ void int8_q3_q2_k(const GemmJob& job, const GemmBlock& b) {
           int32_t isum[16] = {};
           for (int k = 0; k < 256; ++k) {
             const int h = k / 128, sh = (k % 128) / 32, e = k % 32;
-            int q = (blk[(kQs + 32 * h + e) * 32 + l] >> (2 * sh)) & 3;
-            if (kQ3) q |= ((blk[e * 32 + l] >> (4 * h + sh)) & 1) << 2;
+            int q = (quad_row(blk, kQs + 32 * h + e)[4 * l] >> (2 * sh)) & 3;
+            if (kQ3) q |= ((quad_row(blk, e)[4 * l] >> (4 * h + sh)) & 1) << 2;
             isum[k / 16] += q * a.q[kb * 256 + k];
           }
           int32_t S = 0, Mn = 0;

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 59;
+inline constexpr int kKernelVersion = 60;
 
 }  // namespace anchorage::kernels

@@ -58,6 +58,10 @@ constexpr PanelLayout panel_layout(core::DType t) {
       return {16, 176};
     case core::DType::kQ6_K:  // the 128 nibble bytes and 64 high-bit bytes; scales, d interleaved
       return {0, 192};
+    case core::DType::kQ3_K:  // hmask and the 2-bit codes; scales, d interleaved
+      return {0, 96};
+    case core::DType::kQ2_K:  // scales interleaved; the 2-bit codes; d, dmin interleaved
+      return {16, 80};
     case core::DType::kIQ4_XS:  // d and the 6 scale bytes interleaved; the 128 nibble bytes
       return {8, 136};
     default:

@@ -4,7 +4,7 @@
 //
 // Input: one k block of a quantized panel (kernels/packed_weight.h): the 32 lanes' GGUF blocks
 // byte-interleaved, byte b of lane l at b * 32 + l, but for a type's quad run (kernels/
-// panel_layout.h: the quant bytes of every type but Q3_K and Q2_K), where it is at q * 32 + 4l +
+// panel_layout.h: every quantized type's code bytes), where it is at q * 32 + 4l +
 // (b - q), q the first byte of b's quad (quad_row).
 // Output: [B][32] f32, k-major (the panel
 // order the GEMM tiles read). Every loop runs over the 32 lanes innermost on contiguous bytes,
@@ -225,9 +225,10 @@ inline void unpack_q2_k(const uint8_t* __restrict kb, float* __restrict out) {
     }
     for (int e = 16 * i; e < 16 * i + 16; ++e) {
       const int h = e / 128, sh = (e % 128) / 32, el = e % 32;
-      const uint8_t* __restrict q = kb + (16 + 32 * h + el) * 32;
+      const uint8_t* __restrict q = quad_row(kb, 16 + 32 * h + el);
       float* __restrict o = out + e * 32;
-      for (int l = 0; l < kUnpackLanes; ++l) o[l] = dl[l] * float((q[l] >> (2 * sh)) & 3) - ml[l];
+      for (int l = 0; l < kUnpackLanes; ++l)
+        o[l] = dl[l] * float((q[4 * l] >> (2 * sh)) & 3) - ml[l];
     }
   }
 }
@@ -247,11 +248,11 @@ inline void unpack_q3_k(const uint8_t* __restrict kb, float* __restrict out) {
     }
     for (int e = 16 * i; e < 16 * i + 16; ++e) {
       const int h = e / 128, sh = (e % 128) / 32, el = e % 32;
-      const uint8_t* __restrict q = kb + (32 + 32 * h + el) * 32;
-      const uint8_t* __restrict hm = kb + el * 32;
+      const uint8_t* __restrict q = quad_row(kb, 32 + 32 * h + el);
+      const uint8_t* __restrict hm = quad_row(kb, el);
       float* __restrict o = out + e * 32;
       for (int l = 0; l < kUnpackLanes; ++l) {
-        const int code = ((q[l] >> (2 * sh)) & 3) | ((hm[l] >> (4 * h + sh)) & 1) << 2;
+        const int code = ((q[4 * l] >> (2 * sh)) & 3) | ((hm[4 * l] >> (4 * h + sh)) & 1) << 2;
         o[l] = dl[l] * float(code - 4);
       }
     }

@@ -479,39 +479,18 @@ TEST(PackedWeight, Bf16StoresRoundedValues) {
 // type's quad run (its quant bytes), where the 4 bytes of a lane's quad sit side by side, lanes in
 // order.
 int64_t spec_offset(DType t, int64_t b, int64_t lane) {
-  int64_t begin = 0, end = 0;  // the quad run
-  switch (t) {
-    case DType::kQ8_0:
-      begin = 2, end = 34;
-      break;
-    case DType::kQ4_0:
-    case DType::kIQ4_NL:
-      begin = 2, end = 18;
-      break;
-    case DType::kQ5_0:
-      begin = 2, end = 22;
-      break;
-    case DType::kQ4_1:
-      begin = 4, end = 20;
-      break;
-    case DType::kQ5_1:
-      begin = 4, end = 24;
-      break;
-    case DType::kQ4_K:
-      begin = 16, end = 144;
-      break;
-    case DType::kQ5_K:
-      begin = 16, end = 176;
-      break;
-    case DType::kQ6_K:
-      begin = 0, end = 192;
-      break;
-    case DType::kIQ4_XS:
-      begin = 8, end = 136;
-      break;
-    default:
-      break;
-  }
+  struct Run {
+    DType type;
+    int64_t begin, end;  // the quad run
+  };
+  static constexpr Run kRuns[] = {
+      {DType::kQ8_0, 2, 34},    {DType::kQ4_0, 2, 18},   {DType::kIQ4_NL, 2, 18},
+      {DType::kQ5_0, 2, 22},    {DType::kQ4_1, 4, 20},   {DType::kQ5_1, 4, 24},
+      {DType::kQ4_K, 16, 144},  {DType::kQ5_K, 16, 176}, {DType::kQ6_K, 0, 192},
+      {DType::kIQ4_XS, 8, 136}, {DType::kQ3_K, 0, 96},   {DType::kQ2_K, 16, 80}};
+  int64_t begin = 0, end = 0;
+  for (const Run& r : kRuns)
+    if (r.type == t) begin = r.begin, end = r.end;
   if (b < begin || b >= end) return b * 32 + lane;
   const int64_t q = begin + (b - begin) / 4 * 4;
   return q * 32 + 4 * lane + (b - q);

@@ -151,8 +151,8 @@ ANCHORAGE_FORCE_INLINE __m256i signed_pair_sums(__m256i abs_a, __m256i a, __m256
   return _mm256_maddubs_epi16(abs_a, _mm256_sign_epi8(w, a));
 }
 
-// nb Q8_0 k blocks of a panel (34 byte rows of 32 lanes each) -> wt [nb][8][128] (groups of 4
-// inputs, transposed) and dw [nb][32].
+// nb Q8_0 k blocks of a panel (34 byte rows of 32 lanes each) -> wt [nb][8][128] (the quads of
+// 4 inputs) and dw [nb][32].
 inline void repack_q8_0(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
   for (int b = 0; b < nb; ++b) {
     const uint8_t* blk = blocks + b * 32 * 34;
@@ -169,7 +169,7 @@ inline void repack_q8_0(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
   }
 }
 
-// Per byte of the transposed group g (lane l's 4 bytes: inputs 4g .. 4g + 3 of a 32-block), 0x10
+// Per byte of quad g (lane l's 4 bytes: inputs 4g .. 4g + 3 of a 32-block), 0x10
 // where the input's fifth bit is set: from qh, each lane's u32 of fifth bits (bit e for input
 // e; kHigh: inputs 16 + 4g ..), its byte replicated over the lane's 4 bytes (vpshufb inside
 // 128-bit halves), one bit per byte tested.
@@ -697,9 +697,9 @@ inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
 enum class ByteAs { kUnsigned, kHighNibble, kSigned };
 
 // out += per lane f(x_j) s_j + f(x_k) s_k for two rows of a byte per lane (lane order), s_j and
-// s_k the activations' sums of their sub-blocks (int16: at most 32 * 127), f by kAs, in the
-// transposes' unpack order: vpmaddwd of the int16 pairs (f(x_j), f(x_k)) of a lane by (s_j, s_k),
-// exact in int32. The mins and offsets of the one-row paths.
+// s_k the activations' sums of their sub-blocks (int16: at most 32 * 127), f by kAs, in unpack
+// order (lanes_in_order's input, what the byte unpacks leave): vpmaddwd of the int16 pairs (f(x_j),
+// f(x_k)) of a lane by (s_j, s_k), exact in int32. The mins and offsets of the one-row paths.
 template <ByteAs kAs>
 ANCHORAGE_FORCE_INLINE void add_lane_pair_sums(__m256i rj, __m256i rk, int32_t sj, int32_t sk,
                                                __m256i* out) {

@@ -291,8 +291,8 @@ void q4_32_block(const GemmJob& job, const GemmBlock& b) {
   }
 }
 
-// Q4_K: rows of a tile (2R accumulators, 2R scaled sums, 4R sub-block sums, the transposed
-// quants and their nibbles, the constants: within 32 zmm).
+// Q4_K: rows of a tile (2R accumulators, 2R scaled sums, 4R sub-block sums, the quads and their
+// nibbles, the constants: within 32 zmm).
 constexpr int kMrQ4K = 2;
 
 // The 8 sub-blocks' 6-bit scales and mins of a Q4_K k block's 32 lanes (byte rows 4-15) as

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 60;
+inline constexpr int kKernelVersion = 61;
 
 }  // namespace anchorage::kernels

@@ -12,10 +12,10 @@
 // A quad's 4 byte rows fill the same 128 bytes either way (a run is a multiple of 4 long), so a
 // quad's address does not depend on the layout; only its inside does. What the quad
 // gives: the integer dot products multiply 4 consecutive inputs of a lane in one 32-bit lane
-// (vpmaddubsw + vpmaddwd, vpdpbusd), and the quant bytes of 4 consecutive inputs are a quad in
-// the types that have one; byte-interleaved they had to be transposed first (AVX2's one-row
-// paths spent 11-16 % of their time on it: docs/performance.md "What the panel layout costs
-// AVX2"). The types without a quad run keep the byte interleave throughout.
+// (vpmaddubsw + vpmaddwd, vpdpbusd), and in every quantized type the code bytes of 4
+// consecutive inputs are a quad; byte-interleaved they had to be transposed first (AVX2's
+// one-row paths spent 11-16 % of their time on it: docs/performance.md "What the panel layout
+// costs AVX2"). The scales, mins and f16 fields stay byte-interleaved.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +38,7 @@ struct PanelLayout {
   }
 };
 
-// The layout of a quantized type's k blocks (byte-interleaved throughout for every type not
-// named here).
+// The layout of a quantized type's k blocks (a plain type has no quad run).
 constexpr PanelLayout panel_layout(core::DType t) {
   switch (t) {
     case core::DType::kQ8_0:  // d interleaved; the 32 quants

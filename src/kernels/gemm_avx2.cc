@@ -140,11 +140,6 @@ struct DV {
   static I i8(const uint8_t* p) {
     return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
   }
-  // Bytes [8j, 8j + 8) of 32 int8, sign-extended.
-  static I widen_i8(__m256i b, int j) {
-    const __m128i h = j < 2 ? _mm256_castsi256_si128(b) : _mm256_extracti128_si256(b, 1);
-    return _mm256_cvtepi8_epi32(j % 2 == 0 ? h : _mm_srli_si128(h, 8));
-  }
   // kW 32-bit lanes (a panel's quads: kernels/panel_layout.h).
   static I u32(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   static I srl(I a, int n) { return _mm256_srli_epi32(a, n); }

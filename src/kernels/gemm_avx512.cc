@@ -163,11 +163,6 @@ struct DV {
   static I i8(const uint8_t* p) {
     return _mm512_maskz_cvtepi8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
-  // Bytes [16j, 16j + 16) of 32 int8, sign-extended.
-  static I widen_i8(__m256i b, int j) {
-    return _mm512_maskz_cvtepi8_epi32(
-        kAll, j == 0 ? _mm256_castsi256_si128(b) : _mm256_extracti128_si256(b, 1));
-  }
   // kW 32-bit lanes (a panel's quads: kernels/panel_layout.h).
   static I u32(const uint8_t* p) { return _mm512_loadu_si512(p); }
   static I srl(I a, int n) { return _mm512_maskz_srli_epi32(kAll, a, unsigned(n)); }

@@ -72,16 +72,6 @@ Q6KTile pick_q2_k(int rows);  // defined by the ISA file
 // activations.
 constexpr int kQ8Chunk = 8;
 
-// 4 registers of 8 lanes in unpack order (lanes 0-3 | 16-19, 4-7 | 20-23, 8-11 | 24-27, 12-15 |
-// 28-31: what add_lane_pair_sums's byte unpacks leave) -> lanes 0-7, 8-15, 16-23, 24-31.
-ANCHORAGE_FORCE_INLINE void lanes_in_order(__m256i* v) {
-  const __m256i u0 = v[0], u1 = v[1], u2 = v[2], u3 = v[3];
-  v[0] = _mm256_permute2x128_si256(u0, u1, 0x20);
-  v[1] = _mm256_permute2x128_si256(u2, u3, 0x20);
-  v[2] = _mm256_permute2x128_si256(u0, u1, 0x31);
-  v[3] = _mm256_permute2x128_si256(u2, u3, 0x31);
-}
-
 // A quad of a panel's k block (kernels/panel_layout.h: lane l's 4 bytes at 4l) -> lanes 0-7,
 // 8-15, 16-23, 24-31, each 32-bit lane the 4 bytes vpmaddubsw + vpmaddwd multiply with 4
 // activation bytes.
@@ -99,18 +89,20 @@ ANCHORAGE_FORCE_INLINE void load_quad_half(const uint8_t* q, __m256i* v) {
   v[1] = _mm256_loadu_si256((const __m256i*)(q + 64 * kHigh + 32));
 }
 
-// 32 bytes in lane order with their 32-bit groups reordered (lanes 0-3, 8-11, 16-19, 24-27 in
-// the low half, 4-7, 12-15, 20-23, 28-31 in the high): bytes_dup16_unpacked<c> of the result
-// gives lanes 8c .. 8c + 7 in order, the lanes of load_quad's register c.
+// 32 bytes in lane order (a scale, min or offset byte per lane) with their 32-bit groups
+// reordered: lanes 0-3, 8-11, 16-19, 24-27 in the low half, 4-7, 12-15, 20-23, 28-31 in the
+// high, the "scale order" bytes_dup16 and add_lane_pair_sums take, so that their in-half byte
+// shuffles give the lanes of load_quad's registers, in order.
 ANCHORAGE_FORCE_INLINE __m256i bytes_for_lane_order(__m256i bytes) {
   return _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
 }
 
-// A byte per lane (32 lanes, in lane order) -> the lanes of unpack-order register c, each byte
-// as the int16 pair (x, x) of its 32-bit lane, unsigned or (kSigned) sign-extended: one vpmaddwd
-// then multiplies both 16-bit sums of a lane by it (x * a + x * b = x * (a + b), exact in int32).
+// A byte per lane in scale order (bytes_for_lane_order) -> lanes 8c .. 8c + 7 (load_quad's
+// register c), each byte as the int16 pair (x, x) of its 32-bit lane, unsigned or (kSigned)
+// sign-extended: one vpmaddwd then multiplies both 16-bit sums of a lane by it
+// (x * a + x * b = x * (a + b), exact in int32).
 template <int c, bool kSigned = false>
-ANCHORAGE_FORCE_INLINE __m256i bytes_dup16_unpacked(__m256i bytes) {
+ANCHORAGE_FORCE_INLINE __m256i bytes_dup16(__m256i bytes) {
   constexpr char z = char(0x80), b0 = char(4 * c), b1 = char(4 * c + 1), b2 = char(4 * c + 2),
                  b3 = char(4 * c + 3);
   __m256i ctl = _mm256_setr_epi8(b0, z, b0, z, b1, z, b1, z, b2, z, b2, z, b3, z, b3, z, b0, z, b0,
@@ -696,10 +688,11 @@ inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
 // How add_lane_pair_sums reads a byte x: as unsigned, its high nibble (x >> 4), or as int8.
 enum class ByteAs { kUnsigned, kHighNibble, kSigned };
 
-// out += per lane f(x_j) s_j + f(x_k) s_k for two rows of a byte per lane (lane order), s_j and
-// s_k the activations' sums of their sub-blocks (int16: at most 32 * 127), f by kAs, in unpack
-// order (lanes_in_order's input, what the byte unpacks leave): vpmaddwd of the int16 pairs (f(x_j),
-// f(x_k)) of a lane by (s_j, s_k), exact in int32. The mins and offsets of the one-row paths.
+// out += per lane f(x_j) s_j + f(x_k) s_k for two rows of a byte per lane in scale order
+// (bytes_for_lane_order: the byte unpacks below then leave out[c] = lanes 8c .. 8c + 7), s_j and
+// s_k the activations' sums of their sub-blocks (int16: at most 32 * 127), f by kAs: vpmaddwd
+// of the int16 pairs (f(x_j), f(x_k)) of a lane by (s_j, s_k), exact in int32. The mins and
+// offsets of the one-row paths.
 template <ByteAs kAs>
 ANCHORAGE_FORCE_INLINE void add_lane_pair_sums(__m256i rj, __m256i rk, int32_t sj, int32_t sk,
                                                __m256i* out) {
@@ -721,7 +714,7 @@ ANCHORAGE_FORCE_INLINE void add_lane_pair_sums(__m256i rj, __m256i rk, int32_t s
   }
 }
 
-// The same over 16 rows (row j at rows + 32 j, s_j its sum of 16), from zero.
+// The same over 16 rows in scale order (row j at rows + 32 j, s_j its sum of 16), from zero.
 template <ByteAs kAs>
 ANCHORAGE_FORCE_INLINE void lane_sums_16_rows(const void* rows, const int32_t* s, __m256i* out) {
   const uint8_t* r = static_cast<const uint8_t*>(rows);
@@ -755,7 +748,9 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
                                  int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
   constexpr int kQs = kQ3 ? 32 : 16, kBlockBytes = kQ3 ? 110 : 84;
   alignas(32) float d[32], dmin[32];
-  alignas(32) int8_t scb[kQ3 ? 16 : 1][32];  // Q3_K: the sub-blocks' sc - 32, a byte per lane
+  // Per sub-block a byte per lane in scale order (bytes_for_lane_order, once per block): Q3_K's
+  // sc - 32, Q2_K's scale and min byte as the panel has it.
+  alignas(32) int8_t scb[16][32];
   if constexpr (kQ3) {
     scales_f16(blk + 108 * 32, d);
     q3_k_scale_bytes(blk, scb);
@@ -763,11 +758,15 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
     scales_f16(blk + 80 * 32, d);
     scales_f16(blk + 82 * 32, dmin);
   }
+  for (int j = 0; j < 16; ++j)
+    _mm256_store_si256((__m256i*)scb[j],
+                       bytes_for_lane_order(_mm256_loadu_si256(
+                           (const __m256i*)(kQ3 ? &scb[j][0] : (const int8_t*)blk + j * 32))));
   const __m256i b3 = _mm256_set1_epi8(3), b4 = _mm256_set1_epi8(4), b12 = _mm256_set1_epi8(12);
   const __m256i low4 = _mm256_set1_epi16(15);
   const __m256i zero = _mm256_setzero_si256();
   const auto [a, s16, dx] = row_block_acts(xrow, xd_off, xs_off, kb);
-  __m256i S[4], Mn[4];  // S in lane order, Mn in unpack order (add_lane_pair_sums)
+  __m256i S[4], Mn[4];  // lanes in order
   // 16 of the 32 lanes (two registers) over the whole block.
   auto half = [&]<bool kHigh>() {
     __m256i S0 = zero, S1 = zero;
@@ -818,16 +817,15 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
         for (int sh = 0; sh < 4; ++sh) {
           const int j = 8 * h + 2 * sh + gh;
           if constexpr (kQ3) {
-            const __m256i row = bytes_for_lane_order(_mm256_load_si256((const __m256i*)scb[j]));
-            const __m256i c0 = bytes_dup16_unpacked<(kHigh ? 2 : 0), true>(row);
-            const __m256i c1 = bytes_dup16_unpacked<(kHigh ? 3 : 1), true>(row);
+            const __m256i row = _mm256_load_si256((const __m256i*)scb[j]);
+            const __m256i c0 = bytes_dup16<(kHigh ? 2 : 0), true>(row);
+            const __m256i c1 = bytes_dup16<(kHigh ? 3 : 1), true>(row);
             S0 = _mm256_add_epi32(S0, _mm256_madd_epi16(is[sh][0], c0));
             S1 = _mm256_add_epi32(S1, _mm256_madd_epi16(is[sh][1], c1));
           } else {
-            const __m256i row =
-                bytes_for_lane_order(_mm256_loadu_si256((const __m256i*)(blk + j * 32)));
-            const __m256i c0 = _mm256_and_si256(bytes_dup16_unpacked<(kHigh ? 2 : 0)>(row), low4);
-            const __m256i c1 = _mm256_and_si256(bytes_dup16_unpacked<(kHigh ? 3 : 1)>(row), low4);
+            const __m256i row = _mm256_load_si256((const __m256i*)scb[j]);
+            const __m256i c0 = _mm256_and_si256(bytes_dup16<(kHigh ? 2 : 0)>(row), low4);
+            const __m256i c1 = _mm256_and_si256(bytes_dup16<(kHigh ? 3 : 1)>(row), low4);
             // Odd sh summed 4 x code: every pair sum a multiple of 4, so the shift is exact.
             const __m256i i0 = sh % 2 ? _mm256_srai_epi16(is[sh][0], 2) : is[sh][0];
             const __m256i i1 = sh % 2 ? _mm256_srai_epi16(is[sh][1], 2) : is[sh][1];
@@ -845,12 +843,10 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
   if constexpr (kQ3) {  // S -= 4 sum_j sc_j s_j, two sub-blocks at a time
     __m256i C[4];
     lane_sums_16_rows<ByteAs::kSigned>(&scb[0][0], s16, C);
-    lanes_in_order(C);
     for (int c = 0; c < 4; ++c) S[c] = _mm256_sub_epi32(S[c], _mm256_slli_epi32(C[c], 2));
   }
   if constexpr (!kQ3) {
-    lane_sums_16_rows<ByteAs::kHighNibble>(blk, s16, Mn);  // the mins
-    lanes_in_order(Mn);
+    lane_sums_16_rows<ByteAs::kHighNibble>(&scb[0][0], s16, Mn);  // the mins
   }
   for (int c = 0; c < 4 && 8 * c < n_cols; ++c) {
     const __m256i mask = lane_mask8(n_cols - 8 * c);
@@ -911,7 +907,7 @@ inline void int8_k16_block(const GemmJob& job, const GemmBlock& b) {
 // and scales them. The mins: vpmaddwd of the int16 pairs (m_2i, m_2i+1) of a lane by the
 // activations' sub-block sums (|sum| <= 32 * 127: int16) gives m_2i s_2i + m_2i+1 s_2i+1. The
 // panel's quads are the multiplies' operands as they are (kernels/panel_layout.h), lanes in
-// order; the mins' sums come in add_lane_pair_sums's unpack order and are put back once.
+// order throughout.
 template <bool kQ5>
 inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off,
                               int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
@@ -921,7 +917,7 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
   q4_k_block_scales(blk, d, dmin, sc, mn);
   const __m256i m0f = _mm256_set1_epi8(0x0f), zero = _mm256_setzero_si256();
   const int32_t* s16 = reinterpret_cast<const int32_t*>(xrow + xs_off) + kb * 16;
-  __m256i S[4], Mn[4];  // S in lane order, Mn in unpack order (add_lane_pair_sums)
+  __m256i S[4], Mn[4];  // lanes in order
   for (int c = 0; c < 4; ++c) S[c] = Mn[c] = zero;
   // Q5_K's fifth bits, loaded once per block: every pair of sub-blocks reads the same 32 qh
   // rows (bits 2i and 2i + 1).
@@ -958,20 +954,20 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
           hi[c] = _mm256_add_epi16(hi[c], _mm256_maddubs_epi16(qh, ahi));
         }
       }
-      S[0] = _mm256_add_epi32(S[0], _mm256_madd_epi16(lo[0], bytes_dup16_unpacked<0>(scl)));
-      S[1] = _mm256_add_epi32(S[1], _mm256_madd_epi16(lo[1], bytes_dup16_unpacked<1>(scl)));
-      S[2] = _mm256_add_epi32(S[2], _mm256_madd_epi16(lo[2], bytes_dup16_unpacked<2>(scl)));
-      S[3] = _mm256_add_epi32(S[3], _mm256_madd_epi16(lo[3], bytes_dup16_unpacked<3>(scl)));
-      S[0] = _mm256_add_epi32(S[0], _mm256_madd_epi16(hi[0], bytes_dup16_unpacked<0>(sch)));
-      S[1] = _mm256_add_epi32(S[1], _mm256_madd_epi16(hi[1], bytes_dup16_unpacked<1>(sch)));
-      S[2] = _mm256_add_epi32(S[2], _mm256_madd_epi16(hi[2], bytes_dup16_unpacked<2>(sch)));
-      S[3] = _mm256_add_epi32(S[3], _mm256_madd_epi16(hi[3], bytes_dup16_unpacked<3>(sch)));
+      S[0] = _mm256_add_epi32(S[0], _mm256_madd_epi16(lo[0], bytes_dup16<0>(scl)));
+      S[1] = _mm256_add_epi32(S[1], _mm256_madd_epi16(lo[1], bytes_dup16<1>(scl)));
+      S[2] = _mm256_add_epi32(S[2], _mm256_madd_epi16(lo[2], bytes_dup16<2>(scl)));
+      S[3] = _mm256_add_epi32(S[3], _mm256_madd_epi16(lo[3], bytes_dup16<3>(scl)));
+      S[0] = _mm256_add_epi32(S[0], _mm256_madd_epi16(hi[0], bytes_dup16<0>(sch)));
+      S[1] = _mm256_add_epi32(S[1], _mm256_madd_epi16(hi[1], bytes_dup16<1>(sch)));
+      S[2] = _mm256_add_epi32(S[2], _mm256_madd_epi16(hi[2], bytes_dup16<2>(sch)));
+      S[3] = _mm256_add_epi32(S[3], _mm256_madd_epi16(hi[3], bytes_dup16<3>(sch)));
     }
     // Mins of sub-blocks 2i and 2i + 1 (32 inputs each: two sums of 16).
-    add_lane_pair_sums<ByteAs::kUnsigned>(_mm256_load_si256((const __m256i*)mn[2 * i]),
-                                          _mm256_load_si256((const __m256i*)mn[2 * i + 1]),
-                                          s16[4 * i] + s16[4 * i + 1],
-                                          s16[4 * i + 2] + s16[4 * i + 3], Mn);
+    add_lane_pair_sums<ByteAs::kUnsigned>(
+        bytes_for_lane_order(_mm256_load_si256((const __m256i*)mn[2 * i])),
+        bytes_for_lane_order(_mm256_load_si256((const __m256i*)mn[2 * i + 1])),
+        s16[4 * i] + s16[4 * i + 1], s16[4 * i + 2] + s16[4 * i + 3], Mn);
   };
   if constexpr (kQ5) {
     // Unrolled, so the fifth-bit shifts are constants (Q4_K measured slower unrolled).
@@ -980,7 +976,6 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
   } else {
     for (int i = 0; i < 4; ++i) pair(i);
   }
-  lanes_in_order(Mn);
   float dxv;
   __builtin_memcpy(&dxv, xrow + xd_off + 4 * kb, 4);
   const __m256 dx = _mm256_set1_ps(dxv);
@@ -998,7 +993,7 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
 // One row x one IQ4_XS k block of a panel read in place: per group and 8 lanes the pair sums of
 // level x a (|a| x (level with a's sign), signed_pair_sums: a pair at most 2 * 127 * 127 < 2^15),
 // each added to the block sum by one vpmaddwd with the sub-block's ls - 32 duplicated into both
-// 16-bit halves of its lane (bytes_dup16_unpacked): sum_j (ls_j - 32) sum(level x a), at most
+// 16-bit halves of its lane (bytes_dup16): sum_j (ls_j - 32) sum(level x a), at most
 // 8 * 8 * 2 * 32,258 * 32 in magnitude, exact in int32 and so the same integer as iq4_xs
 // tile<1>'s (per sub-block sums times vpmulld); then its float step: the same bits.
 inline void iq4_xs_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off, int64_t kb,
@@ -1012,8 +1007,8 @@ inline void iq4_xs_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t
   for (int c = 0; c < 4; ++c) S[c] = _mm256_setzero_si256();
   for (int j = 0; j < 8; ++j) {
     const __m256i row = bytes_for_lane_order(_mm256_load_si256((const __m256i*)scb[j]));
-    const __m256i sc[4] = {bytes_dup16_unpacked<0, true>(row), bytes_dup16_unpacked<1, true>(row),
-                           bytes_dup16_unpacked<2, true>(row), bytes_dup16_unpacked<3, true>(row)};
+    const __m256i sc[4] = {bytes_dup16<0, true>(row), bytes_dup16<1, true>(row),
+                           bytes_dup16<2, true>(row), bytes_dup16<3, true>(row)};
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
       prefetch_part(blk + 32 * 136, 32 * 136, 32, 4 * j + g);

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 61;
+inline constexpr int kKernelVersion = 62;
 
 }  // namespace anchorage::kernels

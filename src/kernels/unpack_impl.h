@@ -17,8 +17,9 @@
 
 constexpr int kUnpackLanes = 32;
 
-// Byte b of lane 0 of a k block whose byte b lies in a quad run starting at byte `run`: lane l's
-// at 4l from it.
+// Byte b of lane 0 of a k block whose byte b lies in a quad run starting at byte `run` (only
+// run % 4 matters: the default serves every run that starts on a multiple of 4): lane l's at 4l
+// from it.
 inline const uint8_t* quad_row(const uint8_t* kb, int b, int run = 0) {
   const int q = b - (b - run) % 4;
   return kb + q * 32 + (b - q);

@@ -590,8 +590,8 @@ int serve_command(const std::vector<std::string_view>& args) {
   // The start-up's last lines: how long it took, then where to connect (tests and scripts wait
   // for this line's URL).
   core::log(core::LogLevel::kInfo,
-            "start: ready in %.2f s: %s (%s, vocab %lld, ctx %lld, %d threads, model loaded in "
-            "%.2f s)",
+            "start: ready in %.3f s: %s (%s, vocab %lld, ctx %lld, %d threads, model loaded in "
+            "%.3f s)",
             double(core::now_ns() - start_ns) * 1e-9, options.model_name.c_str(),
             (spec.gguf_path.empty() ? "preset " + spec.preset : spec.gguf_path).c_str(),
             (long long)model->vocab_size, (long long)spec.capacity, model->engine->n_threads(),

@@ -8,12 +8,12 @@
 #include <new>
 
 #include "core/check.h"
+#include "core/page_populate.h"
 
 namespace anchorage::core {
 
 namespace {
 constexpr size_t kHugePage = size_t(2) << 20;
-constexpr size_t kPopulateFrom = size_t(256) << 10;
 }  // namespace
 
 AlignedBuffer::AlignedBuffer(size_t bytes, Pages pages, Fill fill) : size_(bytes) {
@@ -39,15 +39,15 @@ AlignedBuffer::AlignedBuffer(size_t bytes, Pages pages, Fill fill) : size_(bytes
     data_ = reinterpret_cast<void*>(start);
     mapped_ = rounded;
     if (huge) madvise(data_, rounded, MADV_HUGEPAGE);  // advice only
-    if (!huge) madvise(data_, rounded, MADV_POPULATE_WRITE);
+    if (!huge) populate_for_write(data_, rounded);
     return;
   }
   data_ = std::aligned_alloc(align, rounded);
   ANCHORAGE_CHECK_MSG(data_ != nullptr, "out of memory");
   if (huge) madvise(data_, rounded, MADV_HUGEPAGE);  // advice only
   // Small pages faulted in by one call rather than one trap per page on first touch (a
-  // buffer about to be filled whole; Linux 5.14+, advice only: an older kernel says EINVAL).
-  if (!huge && rounded >= kPopulateFrom) madvise(data_, rounded, MADV_POPULATE_WRITE);
+  // buffer about to be filled whole).
+  if (!huge) populate_for_write(data_, rounded);
   if (fill == Fill::kZero) std::memset(data_, 0, rounded);
 }
 

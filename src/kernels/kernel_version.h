@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 62;
+inline constexpr int kKernelVersion = 63;
 
 }  // namespace anchorage::kernels

@@ -1,6 +1,7 @@
 // Tokenizer and chat template from GGUF metadata.
 #include "server/gguf_text.h"
 
+#include "core/page_populate.h"
 #include "text/chat_template_family.h"
 
 namespace anchorage::server {
@@ -46,6 +47,7 @@ Result<GgufVocab> gguf_vocab(const GgufFile& f) {
     auto t = types->as_int_array();
     if (!t)
       return Status::corruption("gguf: key 'tokenizer.ggml.token_type' is not an integer array");
+    core::reserve_populated(v.token_types, t->size());
     v.token_types.assign(t->begin(), t->end());
   }
   auto merges = string_array(f, "tokenizer.ggml.merges");

@@ -29,7 +29,7 @@ core::Result<text::Tokenizer> read_tokenizer(const model::gguf::GgufFile& file,
                      own ? "the model file" : spec.tokenizer_json.c_str());
   auto tokenizer = own ? gguf_tokenizer(file) : text::Tokenizer::load_file(spec.tokenizer_json);
   if (tokenizer)
-    ANCHORAGE_LOG_INFO("start: tokenizer ready (%d ids) in %.2f s", tokenizer->vocab_size(),
+    ANCHORAGE_LOG_INFO("start: tokenizer ready (%d ids) in %.3f s", tokenizer->vocab_size(),
                        seconds_since(t0));
   return tokenizer;
 }
@@ -43,7 +43,7 @@ core::Result<std::unique_ptr<model::Architecture>> load_gguf(const ModelSpec& sp
   const int64_t t_open = core::now_ns();
   auto file = model::gguf::GgufFile::open(spec.gguf_path);
   if (!file) return file.error();
-  ANCHORAGE_LOG_INFO("start: %s mapped and parsed in %.2f s (%zu keys, %zu tensors)",
+  ANCHORAGE_LOG_INFO("start: %s mapped and parsed in %.3f s (%zu keys, %zu tensors)",
                      spec.gguf_path.c_str(), seconds_since(t_open), file->metadata().size(),
                      file->tensors().size());
   if (core::Status s = check_gguf_chat_template(*file, spec.chat_template); !s.is_ok()) {
@@ -63,7 +63,7 @@ core::Result<std::unique_ptr<model::Architecture>> load_gguf(const ModelSpec& sp
   ANCHORAGE_LOG_INFO("start: loading weights from %s", spec.gguf_path.c_str());
   auto m = model::gguf::load_qwen35_gguf(*file, mopts, &pool);
   if (!m) return m.error();
-  ANCHORAGE_LOG_INFO("start: weights loaded in %.2f s (left in the file, packed in the background)",
+  ANCHORAGE_LOG_INFO("start: weights loaded in %.3f s (left in the file, packed in the background)",
                      seconds_since(t0));
   auto tok = tokenizer.get();
   if (!tok) return tok.error();
@@ -71,7 +71,7 @@ core::Result<std::unique_ptr<model::Architecture>> load_gguf(const ModelSpec& sp
   // the file in) held its thread back by 20-30 ms on a cold 433 MB file (docs/performance.md
   // "Start-up").
   (*m)->pack_in_background(pool.n_threads(), [file = file->shared_file()](double seconds) {
-    ANCHORAGE_LOG_INFO("start: weights packed in the background in %.2f s", seconds);
+    ANCHORAGE_LOG_INFO("start: weights packed in the background in %.3f s", seconds);
     file->drop_resident_pages();
   });
   out->tokenizer = std::make_unique<text::Tokenizer>(std::move(tok.value()));
@@ -104,7 +104,7 @@ core::Status load_tokenizer(const ModelSpec& spec, const std::vector<int64_t>& e
     auto tokenizer = text::Tokenizer::load_file(spec.tokenizer_json);
     if (!tokenizer) return tokenizer.error();
     out->tokenizer = std::make_unique<text::Tokenizer>(std::move(tokenizer.value()));
-    ANCHORAGE_LOG_INFO("start: tokenizer ready (%d ids) in %.2f s", out->tokenizer->vocab_size(),
+    ANCHORAGE_LOG_INFO("start: tokenizer ready (%d ids) in %.3f s", out->tokenizer->vocab_size(),
                        seconds_since(t_tok));
   }
   for (const char* piece : {"<|im_end|>", "<|endoftext|>"}) {
@@ -138,7 +138,7 @@ core::Result<std::unique_ptr<model::Architecture>> model_for(
                      (unsigned long long)spec.seed);
   auto random = make_random(spec, *out->tokenizer, &out->vocab_size);
   if (!random) return random.error();
-  ANCHORAGE_LOG_INFO("start: weights ready in %.2f s", seconds_since(t_w));
+  ANCHORAGE_LOG_INFO("start: weights ready in %.3f s", seconds_since(t_w));
   return std::move(random.value());
 }
 
@@ -172,7 +172,7 @@ core::Result<ServedModel> load_served_model(const ModelSpec& spec) {
   auto engine = engine::Engine::create(std::move(arch.value()), eopts);
   if (!engine) return engine.error();
   out.engine = std::move(engine.value());
-  ANCHORAGE_LOG_INFO("start: engine ready (context %lld tokens) in %.2f s",
+  ANCHORAGE_LOG_INFO("start: engine ready (context %lld tokens) in %.3f s",
                      (long long)spec.capacity, seconds_since(t_engine));
   out.load_ns = core::now_ns() - t0;
   return out;

@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "core/check.h"
+#include "core/page_populate.h"
 #include "text/vocab_resolve.h"
 
 namespace anchorage::text {
@@ -59,7 +60,7 @@ Result<BpeModel> BpeModel::create(TokenBytes token_bytes,
     }
     joined.push_back_joined(bytes[left], bytes[right]);
   }
-  std::vector<int32_t> merged(merges.size());
+  std::vector<int32_t> merged = core::populated_vector<int32_t>(merges.size());
   m.id_of_bytes_.find_many_two_threads(joined, merged);
   m.slot_bits_ = 4;
   while ((size_t{1} << m.slot_bits_) < merges.size() * 2) ++m.slot_bits_;  // load <= 1/2

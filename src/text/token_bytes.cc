@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "core/check.h"
+#include "core/page_populate.h"
 #include "text/byte_level.h"
 
 namespace anchorage::text {
@@ -12,8 +13,8 @@ TokenBytes::TokenBytes(std::initializer_list<std::string_view> entries) {
 }
 
 void TokenBytes::reserve(size_t n, size_t bytes) {
-  ends_.reserve(n);
-  bytes_.reserve(bytes);
+  core::reserve_populated(ends_, n);  // about to be filled: its pages in by one call each
+  core::reserve_populated(bytes_, bytes);
 }
 
 void TokenBytes::end_entry() {

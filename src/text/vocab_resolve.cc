@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "core/page_populate.h"
+
 namespace anchorage::text {
 
 using core::Status;
@@ -28,10 +30,10 @@ void push_merge_half(std::string_view piece, TokenBytes* halves) {
 
 Status resolve_merges(const TokenBytes& halves, const PieceIndex& index, std::string_view field,
                       std::vector<std::pair<int32_t, int32_t>>* merges) {
-  std::vector<int32_t> ids(halves.size());
+  std::vector<int32_t> ids = core::populated_vector<int32_t>(halves.size());
   index.find_many_two_threads(halves, ids);
   merges->clear();
-  merges->reserve(halves.size() / 2);
+  core::reserve_populated(*merges, halves.size() / 2);
   for (size_t i = 0; i + 1 < halves.size(); i += 2) {
     if (ids[i] < 0 || ids[i + 1] < 0) {
       return Status::invalid_argument(std::string(field) + "[" + std::to_string(i / 2) +

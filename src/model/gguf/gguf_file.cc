@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/page_populate.h"
 #include "model/gguf/ggml_type.h"
 
 namespace anchorage::model::gguf {
@@ -116,10 +117,12 @@ Status read_array(Reader* r, const std::string& what, int depth, GgufValue* v) {
                                   " bytes left can hold");
   }
   if (size > 0) {
+    core::reserve_populated(v->raw, size_t(count * uint64_t(size)));
     v->raw.resize(size_t(count * uint64_t(size)));
     return r->bytes(v->raw.data(), v->raw.size(), what);
   }
   if (v->elem == GgufType::kString) {
+    core::reserve_populated(v->strings, size_t(count));  // 300k views for a 151k vocabulary
     v->strings.resize(size_t(count));
     v->string_bytes = r->owner();
     for (uint64_t i = 0; i < count; ++i) {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/check.h"
+#include "core/page_populate.h"
 
 namespace anchorage::model::gguf {
 
@@ -208,7 +209,7 @@ GgufValue GgufValue::element(uint64_t i) const {
 std::optional<std::vector<int64_t>> GgufValue::as_int_array() const {
   if (type != GgufType::kArray || gguf_scalar_size(elem) == 0) return std::nullopt;
   std::vector<int64_t> out;
-  out.reserve(size_t(count));
+  core::reserve_populated(out, size_t(count));
   for (uint64_t i = 0; i < count; ++i) {  // element(i)'s bits, without a GgufValue each
     auto x = int_of(elem, element_bits(*this, i), true);
     if (!x) return std::nullopt;

@@ -35,10 +35,7 @@ void SequenceState::reset() {
 }
 
 int64_t SequenceState::fault_in_spread_views(const std::stop_token& stop) {
-  // One huge page a call: the call holds the process's mmap lock while it faults its range in
-  // (a host-cold 2 MiB page can take ~10 ms on a VM), and the start-up's thread stacks and
-  // allocations wait for that lock; steps of 32 MiB held it ~0.1-0.45 s at a time.
-  constexpr int64_t kHugePage = int64_t(2) << 20, kStep = kHugePage;
+  constexpr int64_t kHugePage = int64_t(2) << 20, kStep = int64_t(32) << 20;
   int64_t asked = 0;
   for (size_t i = 0; i < views_.size(); ++i) {
     const core::TensorSpec& v = layout_.views[i];

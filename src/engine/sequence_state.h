@@ -45,7 +45,7 @@ class SequenceState {
   // in a page at a time inside its forward: 0.55 s of the 0.8B shape's first prefill on this
   // project's VMs (docs/performance.md "Start-up"). It maps pages and writes nothing, so it
   // is the one member safe to call from another thread while the engine runs; `stop` is read
-  // between steps of 2 MiB. Returns the bytes asked for.
+  // between steps of 32 MiB. Returns the bytes asked for.
   int64_t fault_in_spread_views(const std::stop_token& stop);
 
  private:

@@ -1,25 +1,57 @@
 #!/bin/bash
-# Every weight type of `small` in one engine_bench run, one line per type: decode tok/s with its
-# share of the weights' bound and of the all-bytes bound (both from the read bandwidth measured
-# right before and after that type's decode), prefill tok/s and its ratio to f32.
-# docs/performance.md's per-type tables were made with it:
+# Every weight type in one table, one line per type: decode tok/s with its share of the weights'
+# bound and of the all-bytes bound (both from the read bandwidth measured right before and after
+# that type's decode), prefill tok/s and its ratio to f32. docs/performance.md's per-type tables
+# were made with it:
 #
 #     ANCHORAGE_ISA=avx512|avx2 scripts/every_type_table.sh [build/bench/engine_bench]
+#
+# runs the `small` preset's 15 types in one engine_bench run, and
+#
+#     ANCHORAGE_ISA=avx512|avx2 scripts/every_type_table.sh --model-dir DIR [build/bench/engine_bench]
+#
+# the published Qwen3.5-0.8B shape instead: one engine_bench run per type on DIR/p08_T.gguf,
+# written first by `anchorage gguf-random --preset qwen3.5-0.8b --type T` (random weights, the
+# Qwen3 tokenizer inside) when it is not there (~0.25-3.3 GB a file, 9 GB for the 15).
 set -euo pipefail
+model_dir=
+if [ "${1:-}" = --model-dir ]; then
+  model_dir=$2
+  shift 2
+fi
 bin=${1:-build/bench/engine_bench}
-"$bin" --contexts 1024 --decode-steps 64 --prefill-repeats 3 --kv-dtype f32 \
-  --weights f32,f16,bf16,q8_0,q6_k,q5_k,q4_k,iq4_xs,q4_0,q5_0,q4_1,q5_1,iq4_nl,q3_k,q2_k |
-  python3 -c '
+types=f32,f16,bf16,q8_0,q6_k,q5_k,q4_k,iq4_xs,q4_0,q5_0,q4_1,q5_1,iq4_nl,q3_k,q2_k
+table='
 import json, sys
-d = json.load(sys.stdin)
-print(d["isa"], "read bandwidth %.1f GB/s at the start" % d["read_bandwidth_gb_s"])
+runs = [json.loads(line) for line in sys.stdin if line.strip()]
+print(runs[0]["isa"], "read bandwidth %.1f GB/s at the start" % runs[0]["read_bandwidth_gb_s"])
 f32 = None
-for r in d["runs"]:
-    c = r["contexts"][0]
-    if r["weight_dtype"] == "f32":
-        f32 = c["prefill_tok_s"]
-    print("%-7s %5.0f MB  decode %6.1f (%.2f / %.2f at %.1f GB/s)  prefill %5.0f (%.2f)" % (
-        r["weight_dtype"], r["weight_bytes"] / 1e6, c["decode_tok_s"],
-        c["decode_over_bound"], c["decode_over_bound_all"], c["read_bandwidth_gb_s"],
-        c["prefill_tok_s"], c["prefill_tok_s"] / f32 if f32 else float("nan")))
+for d in runs:
+    for r in d["runs"]:
+        c = r["contexts"][0]
+        t = r["weight_dtype"]  # with --model, the file: DIR/p08_T.gguf
+        if t.endswith(".gguf"):
+            t = t.rsplit("/", 1)[-1][len("p08_"):-len(".gguf")]
+        if t == "f32":
+            f32 = c["prefill_tok_s"]
+        print("%-7s %5.0f MB  decode %6.1f (%.2f / %.2f at %.1f GB/s)  prefill %5.0f (%.2f)" % (
+            t, r["weight_bytes"] / 1e6, c["decode_tok_s"],
+            c["decode_over_bound"], c["decode_over_bound_all"], c["read_bandwidth_gb_s"],
+            c["prefill_tok_s"], c["prefill_tok_s"] / f32 if f32 else float("nan")))
 '
+if [ -z "$model_dir" ]; then
+  "$bin" --contexts 1024 --decode-steps 64 --prefill-repeats 3 --kv-dtype f32 --weights "$types" |
+    python3 -c "$table"
+  exit 0
+fi
+anchorage=$(dirname "$bin")/../anchorage
+for t in ${types//,/ }; do
+  f="$model_dir/p08_$t.gguf"
+  if [ ! -f "$f" ]; then
+    "$anchorage" gguf-random --preset qwen3.5-0.8b --type "$t" \
+      --tokenizer-dir "$(dirname "$bin")/../data/qwen3" --out "$f" > /dev/null
+  fi
+  # One JSON document a line: engine_bench prints one per run.
+  "$bin" --model "$f" --contexts 1024 --decode-steps 64 --prefill-repeats 1 --kv-dtype f32 |
+    python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)))'
+done | python3 -c "$table"

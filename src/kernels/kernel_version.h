@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 63;
+inline constexpr int kKernelVersion = 64;
 
 }  // namespace anchorage::kernels

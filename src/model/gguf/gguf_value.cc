@@ -206,15 +206,46 @@ GgufValue GgufValue::element(uint64_t i) const {
   return scalar(elem, element_bits(*this, i));
 }
 
+namespace {
+
+// Every element of v's array, whose elements are kSize bytes, as int64 into out (element(i)'s
+// bits, without a GgufValue each and with a load of a known size: a 151k-entry token_type
+// array is read at a server's start); false at the first that is not an integer.
+template <size_t kSize>
+bool ints_of(const GgufValue& v, std::vector<int64_t>* out) {
+  const uint8_t* p = v.raw.data();
+  for (uint64_t i = 0; i < v.count; ++i, p += kSize) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, p, kSize);
+    const std::optional<int64_t> x = int_of(v.elem, bits, true);
+    if (!x) return false;
+    out->push_back(*x);
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<std::vector<int64_t>> GgufValue::as_int_array() const {
   if (type != GgufType::kArray || gguf_scalar_size(elem) == 0) return std::nullopt;
   std::vector<int64_t> out;
   core::reserve_populated(out, size_t(count));
-  for (uint64_t i = 0; i < count; ++i) {  // element(i)'s bits, without a GgufValue each
-    auto x = int_of(elem, element_bits(*this, i), true);
-    if (!x) return std::nullopt;
-    out.push_back(*x);
+  bool ok = false;
+  switch (gguf_scalar_size(elem)) {
+    case 1:
+      ok = ints_of<1>(*this, &out);
+      break;
+    case 2:
+      ok = ints_of<2>(*this, &out);
+      break;
+    case 4:
+      ok = ints_of<4>(*this, &out);
+      break;
+    case 8:
+      ok = ints_of<8>(*this, &out);
+      break;
   }
+  if (!ok) return std::nullopt;
   return out;
 }
 

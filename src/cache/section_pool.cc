@@ -82,7 +82,7 @@ size_t SectionPool::stock(std::span<const size_t> sizes, size_t sets,
     }
     if (should_stop() || !may_add(bytes)) return added;
     // Written here, byte by byte, so every page is in place whatever its size. Faulting them
-    // in (MADV_POPULATE_WRITE, aligned_buffer.cc) is not enough on a virtual machine whose
+    // in (MADV_POPULATE_WRITE, core/page_populate.h) is not enough on a virtual machine whose
     // host backs guest memory at its first write: on a Firecracker guest, a capture into a
     // populated but unwritten 4.9 MB set took 5.6-6 ms, into a written one 0.3 ms
     // (scripts/probe_first_write.py shows the same without the server).

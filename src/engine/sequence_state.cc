@@ -1,11 +1,10 @@
 #include "engine/sequence_state.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <utility>
 
 #include "core/check.h"
+#include "core/page_populate.h"
 
 namespace anchorage::engine {
 
@@ -43,8 +42,8 @@ int64_t SequenceState::fault_in_spread_views(const std::stop_token& stop) {
     if (v.outer_runs() < 2 || bytes / v.outer_runs() >= kHugePage) continue;
     auto* base = static_cast<uint8_t*>(views_[i].data());
     for (int64_t off = 0; off < bytes && !stop.stop_requested(); off += kStep) {
-      // Advice: an older kernel (before 5.14) says EINVAL, and the first token faults as before.
-      (void)madvise(base + off, size_t(std::min(kStep, bytes - off)), MADV_POPULATE_WRITE);
+      // Advice: an older kernel (before 5.14) says no, and the first token faults as before.
+      core::populate_for_write(base + off, size_t(std::min(kStep, bytes - off)));
       asked += std::min(kStep, bytes - off);
     }
   }

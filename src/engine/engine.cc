@@ -7,6 +7,7 @@
 
 #include "core/background_priority.h"
 #include "core/check.h"
+#include "core/page_populate.h"
 
 namespace anchorage::engine {
 
@@ -55,7 +56,12 @@ Engine::Engine(const model::Architecture& arch, std::unique_ptr<model::Architect
   int n = opts.n_threads > 0 ? opts.n_threads : core::ThreadPool::hardware_threads();
   pool_ = std::make_unique<core::ThreadPool>(n);
   state_ = std::make_unique<SequenceState>(arch.state_layout(opts.capacity), opts.capacity);
-  logits_.assign(size_t(arch.vocab_size()), 0.0f);
+  logits_ = core::populated_vector<float>(size_t(arch.vocab_size()));  // 1 MB at 248k ids
+  if (!opts.defer_fault_in) start_fault_in();
+}
+
+void Engine::start_fault_in() {
+  if (fault_in_.joinable()) return;
   fault_in_ = std::jthread([state = state_.get()](std::stop_token stop) {
     core::lower_this_thread_priority();
     state->fault_in_spread_views(stop);

@@ -41,6 +41,8 @@ class Engine {
   const EngineOptions& options() const { return opts_; }
   const ChunkGrid& grid() const { return grid_; }
   int n_threads() const { return pool_->n_threads(); }
+  // Starts the background fault-in of EngineOptions::defer_fault_in (no-op once started).
+  void start_fault_in();
 
   // Appends tokens at the current length: a new sequence after reset(), or a resumed one after
   // resume_at(). Errors (InvalidArgument): no tokens, a token outside [0, vocab), or

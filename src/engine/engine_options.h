@@ -17,6 +17,11 @@ struct EngineOptions {
   int64_t anchor_spacing = 1024;
   // Threads of the engine's pool, counting the engine thread; 0 = every hardware thread.
   int n_threads = 0;
+  // The state's views are faulted in by a background thread from construction on; when set,
+  // from Engine::start_fault_in() instead. The server starts it once its threads and socket
+  // exist (HttpServer::bind): the fault-in's 32 MiB madvise calls hold the mmap lock that the
+  // tokenizer's allocations and the threads' stacks wait for (docs/performance.md "Start-up").
+  bool defer_fault_in = false;
 };
 
 // Callbacks run on the engine thread, between two forward calls, while the state is exactly

@@ -193,7 +193,9 @@ HttpServer::~HttpServer() {
 
 core::Status HttpServer::bind() {
   if (!impl_->journal_error.is_ok()) return impl_->journal_error;
-  return impl_->transport.bind();
+  core::Status s = impl_->transport.bind();
+  if (s.is_ok()) impl_->model.engine->start_fault_in();
+  return s;
 }
 
 int HttpServer::port() const {

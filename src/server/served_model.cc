@@ -34,12 +34,26 @@ core::Result<text::Tokenizer> read_tokenizer(const model::gguf::GgufFile& file,
   return tokenizer;
 }
 
-// The model and its tokenizer of a GGUF file. The tokenizer is read on a thread of its own while
-// the weights load (a third of a second of JSON or metadata, against a file read of the same
-// order: docs/performance.md "Start-up").
-core::Result<std::unique_ptr<model::Architecture>> load_gguf(const ModelSpec& spec,
-                                                             ServedModel* out,
-                                                             std::vector<int64_t>* eos_ids) {
+// The engine over a model, its context spec.capacity tokens.
+core::Result<std::unique_ptr<engine::Engine>> make_engine(
+    const ModelSpec& spec, std::unique_ptr<model::Architecture> arch) {
+  const int64_t t0 = core::now_ns();
+  engine::EngineOptions eopts;
+  eopts.capacity = spec.capacity;
+  eopts.n_threads = spec.threads;
+  eopts.anchor_spacing = spec.anchor_spacing;
+  eopts.defer_fault_in = true;  // HttpServer::bind() starts it
+  auto engine = engine::Engine::create(std::move(arch), eopts);
+  if (!engine) return engine.error();
+  ANCHORAGE_LOG_INFO("start: engine ready (context %lld tokens) in %.3f s",
+                     (long long)spec.capacity, seconds_since(t0));
+  return engine;
+}
+
+// The engine over a GGUF file's model, and the file's tokenizer. The tokenizer is read on a
+// thread of its own while the weights load and the engine is made (the tokenizer takes the
+// longer: docs/performance.md "Start-up").
+core::Status load_gguf(const ModelSpec& spec, ServedModel* out, std::vector<int64_t>* eos_ids) {
   const int64_t t_open = core::now_ns();
   auto file = model::gguf::GgufFile::open(spec.gguf_path);
   if (!file) return file.error();
@@ -47,9 +61,9 @@ core::Result<std::unique_ptr<model::Architecture>> load_gguf(const ModelSpec& sp
                      spec.gguf_path.c_str(), seconds_since(t_open), file->metadata().size(),
                      file->tensors().size());
   if (core::Status s = check_gguf_chat_template(*file, spec.chat_template); !s.is_ok()) {
-    return core::Status(s.code() == core::StatusCode::kInvalidArgument
-                            ? s
-                            : core::Status::unsupported(spec.gguf_path + ": " + s.message()));
+    return s.code() == core::StatusCode::kInvalidArgument
+               ? s
+               : core::Status::unsupported(spec.gguf_path + ": " + s.message());
   }
   // Declared after the file: destroyed (and so waited for) before it.
   auto tokenizer = std::async(std::launch::async, [&] { return read_tokenizer(*file, spec); });
@@ -65,18 +79,29 @@ core::Result<std::unique_ptr<model::Architecture>> load_gguf(const ModelSpec& sp
   if (!m) return m.error();
   ANCHORAGE_LOG_INFO("start: weights loaded in %.3f s (left in the file, packed in the background)",
                      seconds_since(t0));
+  model::qwen35::Qwen35Model* loaded = m->get();  // owned by the engine from here on
+  *eos_ids = loaded->config().eos_token_ids;
+  out->vocab_size = loaded->vocab_size();
+  // Made while the tokenizer is read.
+  auto engine = make_engine(spec, std::move(m.value()));
+  if (!engine) return engine.error();
   auto tok = tokenizer.get();
   if (!tok) return tok.error();
+  if (tok->vocab_size() > out->vocab_size) {
+    return core::Status::invalid_argument(
+        spec.gguf_path + ": the tokenizer has " + std::to_string(tok->vocab_size()) +
+        " ids, more than the model's vocabulary of " + std::to_string(out->vocab_size));
+  }
   // Packed once the tokenizer is done: started beside it, the packing (nice 10, but faulting
   // the file in) held its thread back by 20-30 ms on a cold 433 MB file (docs/performance.md
   // "Start-up").
-  (*m)->pack_in_background(pool.n_threads(), [file = file->shared_file()](double seconds) {
+  loaded->pack_in_background(pool.n_threads(), [file = file->shared_file()](double seconds) {
     ANCHORAGE_LOG_INFO("start: weights packed in the background in %.3f s", seconds);
     file->drop_resident_pages();
   });
   out->tokenizer = std::make_unique<text::Tokenizer>(std::move(tok.value()));
-  *eos_ids = (*m)->config().eos_token_ids;
-  return std::unique_ptr<model::Architecture>(std::move(m.value()));
+  out->engine = std::move(engine.value());
+  return core::Status::ok();
 }
 
 // A preset with random weights, its vocabulary padded to cover the tokenizer.
@@ -120,19 +145,9 @@ core::Status load_tokenizer(const ModelSpec& spec, const std::vector<int64_t>& e
   return core::Status::ok();
 }
 
-// The model the engine runs: the GGUF file's (its vocabulary must cover the tokenizer's) or a
-// preset's random weights.
-core::Result<std::unique_ptr<model::Architecture>> model_for(
-    const ModelSpec& spec, std::unique_ptr<model::Architecture> gguf_model, ServedModel* out) {
-  if (gguf_model != nullptr) {
-    if (out->tokenizer->vocab_size() > gguf_model->vocab_size()) {
-      return core::Status::invalid_argument(
-          spec.gguf_path + ": the tokenizer has " + std::to_string(out->tokenizer->vocab_size()) +
-          " ids, more than the model's vocabulary of " + std::to_string(gguf_model->vocab_size()));
-    }
-    out->vocab_size = gguf_model->vocab_size();
-    return gguf_model;
-  }
+// A preset's random weights, its vocabulary padded to cover the tokenizer.
+core::Result<std::unique_ptr<model::Architecture>> random_model(const ModelSpec& spec,
+                                                                ServedModel* out) {
   const int64_t t_w = core::now_ns();
   ANCHORAGE_LOG_INFO("start: making random weights (preset %s, seed %llu)", spec.preset.c_str(),
                      (unsigned long long)spec.seed);
@@ -147,33 +162,21 @@ core::Result<std::unique_ptr<model::Architecture>> model_for(
 core::Result<ServedModel> load_served_model(const ModelSpec& spec) {
   const int64_t t0 = core::now_ns();
   ServedModel out;
+  std::vector<int64_t> eos_ids;
   if (!spec.gguf_path.empty()) {
     out.weights.file = spec.gguf_path;
+    if (core::Status s = load_gguf(spec, &out, &eos_ids); !s.is_ok()) return s;
+    if (core::Status s = load_tokenizer(spec, eos_ids, &out); !s.is_ok()) return s;
   } else {
     out.weights.preset = spec.preset;
     out.weights.seed = spec.seed;
+    if (core::Status s = load_tokenizer(spec, eos_ids, &out); !s.is_ok()) return s;
+    auto arch = random_model(spec, &out);
+    if (!arch) return arch.error();
+    auto engine = make_engine(spec, std::move(arch.value()));
+    if (!engine) return engine.error();
+    out.engine = std::move(engine.value());
   }
-  std::unique_ptr<model::Architecture> gguf_model;
-  std::vector<int64_t> eos_ids;
-  if (!spec.gguf_path.empty()) {
-    auto m = load_gguf(spec, &out, &eos_ids);
-    if (!m) return m.error();
-    gguf_model = std::move(m.value());
-  }
-  if (core::Status s = load_tokenizer(spec, eos_ids, &out); !s.is_ok()) return s;
-  auto arch = model_for(spec, std::move(gguf_model), &out);
-  if (!arch) return arch.error();
-
-  const int64_t t_engine = core::now_ns();
-  engine::EngineOptions eopts;
-  eopts.capacity = spec.capacity;
-  eopts.n_threads = spec.threads;
-  eopts.anchor_spacing = spec.anchor_spacing;
-  auto engine = engine::Engine::create(std::move(arch.value()), eopts);
-  if (!engine) return engine.error();
-  out.engine = std::move(engine.value());
-  ANCHORAGE_LOG_INFO("start: engine ready (context %lld tokens) in %.3f s",
-                     (long long)spec.capacity, seconds_since(t_engine));
   out.load_ns = core::now_ns() - t0;
   return out;
 }

@@ -655,29 +655,40 @@ inline void q3_q2_k_block_scales(const uint8_t* blk, float* d, float* dmin, int3
   }
 }
 
-// One Q3_K (kQ3; 110 byte rows: hmask 0-31, qs 32-95, scales 96-107, d 108-109) or Q2_K (84
-// byte rows: scales 0-15, qs 16-79, d 80-81, dmin 82-83) k block of a panel -> Q6KRepacked.
-// Input 128h + 32s + l is bits 2s, 2s + 1 of qs row 32h + l (Q3_K: plus bit 4h + s of hmask row
-// l as value 4); it is input 4g + t of sub-block 8h + 2s + l / 16 with l % 16 = 4g + t.
+// Q3_K's code (0-7) of inputs 128h + 32t + slot, a byte each, from the slot's code bytes: x its
+// A (h = 0) or B (h = 1) byte, c its C byte (kernels/q3_k_codes.h). 16-bit shifts: every bit
+// kept comes from its own byte.
+ANCHORAGE_FORCE_INLINE __m256i q3_k_code_bytes(__m256i x, __m256i c, int h, int t) {
+  const __m256i b7 = _mm256_set1_epi8(7), b3 = _mm256_set1_epi8(3), b4 = _mm256_set1_epi8(4);
+  if (t == 2)  // the low pair at bits 6-7 of x, the high bit at bit 6 + h of c
+    return _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(x, 6), b3),
+                           _mm256_and_si256(_mm256_srli_epi16(c, 4 + h), b4));
+  const __m256i y = t == 3 ? c : x;
+  const int shift = t == 3 ? 3 * h : 3 * t;
+  return _mm256_and_si256(shift ? _mm256_srli_epi16(y, shift) : y, b7);
+}
+
+// One Q3_K (kQ3; 110 byte rows: codes 0-95, scales 96-107, d 108-109) or Q2_K (84 byte rows:
+// scales 0-15, qs 16-79, d 80-81, dmin 82-83) k block of a panel -> Q6KRepacked. Input
+// 128h + 32s + l is bits 2s, 2s + 1 of Q2_K's qs row 32h + l, q3_k_code_bytes(h, s) of Q3_K's
+// code rows 32h + l (A or B) and 64 + l (C); it is input 4g + t of sub-block 8h + 2s + l / 16
+// with l % 16 = 4g + t.
 template <bool kQ3>
 inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
-  constexpr int kQs = kQ3 ? 32 : 16, kBlockBytes = kQ3 ? 110 : 84;
+  constexpr int kQs = kQ3 ? 0 : 16, kBlockBytes = kQ3 ? 110 : 84;
   q3_q2_k_block_scales<kQ3>(blk, w->d, w->dmin, w->sc, w->mn);
-  const __m256i b3 = _mm256_set1_epi8(3), b1 = _mm256_set1_epi8(1);
+  const __m256i b3 = _mm256_set1_epi8(3);
   for (int h = 0; h < 2; ++h) {
     for (int g = 0; g < 8; ++g) {  // l = 4g .. 4g + 3
       prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
       __m256i v[4], u[4];
       load_quad(blk + (kQs + 32 * h + 4 * g) * 32, v);
-      if (kQ3) load_quad(blk + 4 * g * 32, u);
+      if (kQ3) load_quad(blk + (64 + 4 * g) * 32, u);
       for (int sh = 0; sh < 4; ++sh) {
         const int j = 8 * h + 2 * sh + g / 4;
         for (int c = 0; c < 4; ++c) {
-          __m256i code = _mm256_and_si256(_mm256_srli_epi16(v[c], 2 * sh), b3);
-          if (kQ3)
-            code = _mm256_or_si256(
-                code,
-                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(u[c], 4 * h + sh), b1), 2));
+          const __m256i code = kQ3 ? q3_k_code_bytes(v[c], u[c], h, sh)
+                                   : _mm256_and_si256(_mm256_srli_epi16(v[c], 2 * sh), b3);
           _mm256_store_si256((__m256i*)(w->q[j][g % 4] + 32 * c), code);
         }
       }
@@ -746,7 +757,7 @@ ANCHORAGE_FORCE_INLINE void lane_sums_16_rows(const void* rows, const int32_t* s
 template <bool kQ3>
 inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off,
                                  int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
-  constexpr int kQs = kQ3 ? 32 : 16, kBlockBytes = kQ3 ? 110 : 84;
+  constexpr int kQs = kQ3 ? 0 : 16, kBlockBytes = kQ3 ? 110 : 84;
   alignas(32) float d[32], dmin[32];
   // Per sub-block a byte per lane in scale order (bytes_for_lane_order, once per block): Q3_K's
   // sc - 32, Q2_K's scale and min byte as the panel has it.
@@ -762,7 +773,7 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
     _mm256_store_si256((__m256i*)scb[j],
                        bytes_for_lane_order(_mm256_loadu_si256(
                            (const __m256i*)(kQ3 ? &scb[j][0] : (const int8_t*)blk + j * 32))));
-  const __m256i b3 = _mm256_set1_epi8(3), b4 = _mm256_set1_epi8(4), b12 = _mm256_set1_epi8(12);
+  const __m256i b3 = _mm256_set1_epi8(3), b12 = _mm256_set1_epi8(12);
   const __m256i low4 = _mm256_set1_epi16(15);
   const __m256i zero = _mm256_setzero_si256();
   const auto [a, s16, dx] = row_block_acts(xrow, xd_off, xs_off, kb);
@@ -770,12 +781,6 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
   // 16 of the 32 lanes (two registers) over the whole block.
   auto half = [&]<bool kHigh>() {
     __m256i S0 = zero, S1 = zero;
-    // Q3_K's hmask quads serve both halves of the block (bit 4h + sh): loaded once.
-    __m256i ub[kQ3 ? 8 : 1][2];
-    if constexpr (kQ3) {
-#pragma GCC unroll 8
-      for (int g = 0; g < 8; ++g) load_quad_half<kHigh>(blk + 4 * g * 32, ub[g]);
-    }
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       for (int gh = 0; gh < 2; ++gh) {  // sub-blocks 8h + 2sh + gh, sh = 0 .. 3
@@ -784,9 +789,9 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
 #pragma GCC unroll 4
         for (int g = 4 * gh; g < 4 * gh + 4; ++g) {  // l = 4g .. 4g + 3
           if (!kHigh) prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
-          __m256i v[2];
+          __m256i v[2], u[2];  // Q2_K's qs quad; Q3_K's A (h = 0) or B quad and its C quad
           load_quad_half<kHigh>(blk + (kQs + 32 * h + 4 * g) * 32, v);
-          const __m256i* u = ub[kQ3 ? g : 0];
+          if constexpr (kQ3) load_quad_half<kHigh>(blk + (64 + 4 * g) * 32, u);
           __m256i v4[2];
           if constexpr (!kQ3) {
             v4[0] = _mm256_srli_epi16(v[0], 4);
@@ -798,17 +803,9 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
 #pragma GCC unroll 2
             for (int e = 0; e < 2; ++e) {
               // Q2_K: codes 1 and 3 of a byte masked in place, as 4 x code (v4: v >> 4, once).
-              __m256i code = kQ3      ? _mm256_and_si256(_mm256_srli_epi16(v[e], 2 * sh), b3)
-                             : sh % 2 ? _mm256_and_si256(sh < 2 ? v[e] : v4[e], b12)
-                                      : _mm256_and_si256(sh < 2 ? v[e] : v4[e], b3);
-              if (kQ3) {  // hmask bit 4h + sh as value 4 (16-bit shifts: bit 2 of each byte
-                          // comes from its own byte)
-                const int n = 4 * h + sh - 2;
-                const __m256i hb = n > 0   ? _mm256_srli_epi16(u[e], n)
-                                   : n < 0 ? _mm256_slli_epi16(u[e], -n)
-                                           : u[e];
-                code = _mm256_or_si256(code, _mm256_and_si256(hb, b4));
-              }
+              const __m256i code = kQ3      ? q3_k_code_bytes(v[e], u[e], h, sh)
+                                   : sh % 2 ? _mm256_and_si256(sh < 2 ? v[e] : v4[e], b12)
+                                            : _mm256_and_si256(sh < 2 ? v[e] : v4[e], b3);
               is[sh][e] = _mm256_add_epi16(is[sh][e], _mm256_maddubs_epi16(code, av));
             }
           }

@@ -648,35 +648,33 @@ ANCHORAGE_FORCE_INLINE void q3_k_scale_words(const uint8_t* blk, int16_t (*scw)[
   }
 }
 
-// The power of two Q3_K's code of sub-block row (h, t) enters the multiplies scaled by (see
-// q3_k_code_scaled).
+// The power of two Q3_K's code of inputs 128h + 32t + slot enters the multiplies scaled by: the
+// bit its 3-bit field starts at in the slot's code bytes (kernels/q3_k_codes.h), or for t = 2,
+// whose field is split, where q3_k_code_scaled puts it.
 constexpr int q3_k_code_exp(int h, int t) {
-  return h == 1 ? t + 2 : t < 3 ? 2 * t : 1;
+  return t == 2 ? 4 + h : t == 3 ? 3 * h : 3 * t;
 }
 
-// Q3_K's codes of inputs 128h + 32t + 4g .. + 3 (their bit pairs 2t, 2t + 1 in v, the permuted
-// qs rows, and their high bits 4h + t in u, the permuted hmask rows) times 2^e, e =
-// q3_k_code_exp(h, t): the pair at bits e, e + 1 and the high bit at e + 2, with e chosen so
-// that one of v and u stays where it is (both, for h = 1, t = 2): one 16-bit shift where
-// moving both to bits 0-2 took two in 7 of the 8 (h, t). Every bit kept comes from its own byte
-// (a left shift keeps bits at or above its count, a right shift at or below 7 minus it), and
-// 7 * 2^5 fits the unsigned byte vpdpbusd reads.
-ANCHORAGE_FORCE_INLINE __m512i q3_k_code_scaled(__m512i v, __m512i u, int h, int t) {
-  const int e = q3_k_code_exp(h, t);
-  const int sv = 2 * t - e, su = 4 * h + t - (e + 2);  // right shifts (left if negative)
-  const __m512i vs = sv > 0 ? _mm512_srli_epi16(v, sv) : sv < 0 ? _mm512_slli_epi16(v, -sv) : v;
-  const __m512i us = su > 0 ? _mm512_srli_epi16(u, su) : su < 0 ? _mm512_slli_epi16(u, -su) : u;
-  // (vs & 3 * 2^e) | (us & 4 * 2^e)
-  return _mm512_ternarylogic_epi32(_mm512_and_si512(vs, _mm512_set1_epi8(char(3 << e))), us,
-                                   _mm512_set1_epi8(char(4 << e)), 0xf8);
+// Q3_K's codes of inputs 128h + 32t + 4g .. + 3 times 2^q3_k_code_exp(h, t), from the slot
+// group's code quads: x its A (h = 0) or B quad, c its C quad. Six of the eight are a field
+// masked in place; t = 2 moves the low pair down to sit below its high bit (bit 6 + h of c):
+// one 16-bit shift, every bit kept from its own byte. 7 * 2^5 fits the unsigned byte vpdpbusd
+// reads.
+ANCHORAGE_FORCE_INLINE __m512i q3_k_code_scaled(__m512i x, __m512i c, int h, int t) {
+  if (t == 2) {  // (x >> (2 - h)) & (3 << (4 + h)) | c & (4 << (4 + h))
+    const __m512i pair =
+        _mm512_and_si512(_mm512_srli_epi16(x, 2 - h), _mm512_set1_epi8(char(3 << (4 + h))));
+    return _mm512_ternarylogic_epi32(pair, c, _mm512_set1_epi8(char(4 << (4 + h))), 0xf8);
+  }
+  return _mm512_and_si512(t == 3 ? c : x, _mm512_set1_epi8(char(7 << q3_k_code_exp(h, t))));
 }
 
-// R rows x one Q3_K (kQ3; 110-byte-row k blocks: hmask 0-31, qs 32-95, scales 96-107, d
-// 108-109) or Q2_K (84-byte rows: scales 0-15, qs 16-79, d 80-81, dmin 82-83) panel over all of
-// K, from +0.0f. Input 128h + 32s + l is bits 2s, 2s + 1 of qs row 32h + l (Q3_K: plus bit 4h + s
-// of hmask row l as value 4, the code then being the stored value + 4); each group of 4 inputs
-// of qs (and hmask) is permuted once and the codes of the four s are taken from it, multiplied
-// as unsigned times a power of two (Q2_K's masked in place, times 4^s; Q3_K's by
+// R rows x one Q3_K (kQ3; 110-byte-row k blocks: codes 0-95, scales 96-107, d 108-109) or Q2_K
+// (84-byte rows: scales 0-15, qs 16-79, d 80-81, dmin 82-83) panel over all of K, from +0.0f.
+// Q2_K's input 128h + 32s + l is bits 2s, 2s + 1 of qs row 32h + l; Q3_K's is the code (h, s)
+// of slot l's code bytes (kernels/q3_k_codes.h: rows l, 32 + l, 64 + l), the weight being
+// code - 4; the codes of the four s are taken from each quad of 4 slots loaded once,
+// multiplied as unsigned times a power of two (Q2_K's masked in place, times 4^s; Q3_K's by
 // q3_k_code_scaled), each sub-block's sum shifted back, exactly, and Q3_K's offset 4 taken out
 // of it with the activations' sum of the sub-block. Q2_K adds its mins' step as Q4_K does.
 // A sub-block's sum then fits in 16 bits (|sum| <= 16 * 4 * 128 for Q3_K after its offset,
@@ -688,7 +686,7 @@ ANCHORAGE_FORCE_INLINE __m512i q3_k_code_scaled(__m512i v, __m512i u, int h, int
 template <int R, bool kQ3>
 void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq,
                   int64_t xd_off, int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
-  constexpr int kBlockBytes = kQ3 ? 110 : 84, kQs = kQ3 ? 32 : 16, kOff = kQ3 ? 4 : 0;
+  constexpr int kBlockBytes = kQ3 ? 110 : 84, kQs = kQ3 ? 0 : 16, kOff = kQ3 ? 4 : 0;
   const __m512i ph = _mm512_load_si512(kPerms.halves);
   const __m512i m15 = _mm512_set1_epi32(15);
   alignas(64) int16_t scw[kQ3 ? 16 : 1][32];  // Q3_K: the sub-blocks' sc - 32
@@ -713,15 +711,15 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
 #pragma GCC unroll 4
         for (int g = 4 * sub; g < 4 * sub + 4; ++g) {
           prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
-          // Quads: the codes of inputs 4g .. 4g + 3 (lanes 0-15, then 16-31), and Q3_K's hmask
-          // quad g, which serves both halves of the block (bit 4h + t): loaded again for each
-          // (kept for the block they took 16 registers, and the spills cost more).
+          // Quads: Q2_K's qs or Q3_K's A (h = 0) or B codes of slots 4g .. 4g + 3 (lanes 0-15,
+          // then 16-31), and Q3_K's C quad g, which serves both halves of the block: loaded
+          // again for each (kept for the block they took 16 registers, and the spills cost more).
           const uint8_t* q = blk + (kQs + 32 * h + 4 * g) * 32;
           __m512i v[2], u[2];
 #pragma GCC unroll 2
           for (int c = 0; c < 2; ++c) {
             v[c] = _mm512_loadu_si512(q + 64 * c);
-            if constexpr (kQ3) u[c] = _mm512_loadu_si512(blk + 4 * g * 32 + 64 * c);
+            if constexpr (kQ3) u[c] = _mm512_loadu_si512(blk + (64 + 4 * g) * 32 + 64 * c);
           }
 #pragma GCC unroll 4
           for (int t = 0; t < 4; ++t) {
@@ -894,9 +892,9 @@ void codes_q6_k(const uint8_t* blk, KCodes* k) {
 // Q3_K / Q2_K (as q3_q2_k_tile): inputs 128h + 32t + 4g .. + 3 are input group 32h + 8t + g.
 template <bool kQ3>
 void codes_q3_q2_k(const uint8_t* blk, KCodes* k) {
-  constexpr int kBlockBytes = kQ3 ? 110 : 84, kQs = kQ3 ? 32 : 16;
+  constexpr int kBlockBytes = kQ3 ? 110 : 84, kQs = kQ3 ? 0 : 16;
   const __m512i ph = _mm512_load_si512(kPerms.halves);
-  const __m512i m3 = _mm512_set1_epi8(3), m4 = _mm512_set1_epi8(4);
+  const __m512i m3 = _mm512_set1_epi8(3);
   q3_q2_k_scales<kQ3>(blk, k->sc, k->mn);
   store_f16_scales(blk + (kQ3 ? 108 : 80) * 32, ph, k->d);
   if (!kQ3) store_f16_scales(blk + 82 * 32, ph, k->dmin);
@@ -904,21 +902,19 @@ void codes_q3_q2_k(const uint8_t* blk, KCodes* k) {
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
       prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
-      const uint8_t* q = blk + (kQs + 32 * h + 4 * g) * 32;
-      const uint8_t* hm = blk + 4 * g * 32;
+      const uint8_t* q = blk + (kQs + 32 * h + 4 * g) * 32;  // Q3_K: the A or B quad
+      const uint8_t* cq = blk + (64 + 4 * g) * 32;           // Q3_K: the C quad
 #pragma GCC unroll 2
       for (int c = 0; c < 2; ++c) {
         const __m512i v = _mm512_loadu_si512(q + 64 * c);  // quads: lanes 16c .. 16c + 15
         __m512i u = _mm512_setzero_si512();
-        if (kQ3) u = _mm512_loadu_si512(hm + 64 * c);
+        if (kQ3) u = _mm512_loadu_si512(cq + 64 * c);
 #pragma GCC unroll 4
         for (int t = 0; t < 4; ++t) {
-          __m512i code = _mm512_and_si512(_mm512_srli_epi16(v, 2 * t), m3);
-          if (kQ3) {
-            const int sh = 4 * h + t - 2;
-            const __m512i hb = sh >= 0 ? _mm512_srli_epi16(u, sh) : _mm512_slli_epi16(u, -sh);
-            code = _mm512_ternarylogic_epi32(code, hb, m4, 0xf8);
-          }
+          // Q3_K's code scaled as the tile's, shifted back: the code itself (0-7).
+          const __m512i code =
+              kQ3 ? _mm512_srli_epi16(q3_k_code_scaled(v, u, h, t), q3_k_code_exp(h, t))
+                  : _mm512_and_si512(_mm512_srli_epi16(v, 2 * t), m3);
           _mm512_store_si512(k->q[32 * h + 8 * t + g][c], code);
         }
       }

@@ -6,6 +6,7 @@
 
 #include "core/dtype.h"
 #include "kernels/gemm_job.h"
+#include "kernels/q3_k_codes.h"
 
 namespace anchorage::kernels::isa_scalar {
 namespace {
@@ -222,12 +223,12 @@ void int8_q6_k(const GemmJob& job, const GemmBlock& b) {
   });
 }
 
-// Q3_K and Q2_K (activations in 256-blocks, sums per 16): input 128h + 32s + e (e < 32) is bits
-// 2s, 2s + 1 of qs row 32h + e, Q3_K's with a third bit (value 4) at bit 4h + s of hmask row e;
-// sub-block j = input / 16. Q3_K (110 byte rows: hmask 0-31, qs 32-95, scales 96-107, d
-// 108-109): S = sum_j (sc_j - 32) * (exact sum of q x a over sub-block j - 4 * its activation
-// sum), acc = fma(float(S), d * dx, acc). Q2_K (84 byte rows: scales 0-15 = sc | m << 4, qs
-// 16-79, d 80-81, dmin 82-83): as Q4_K over 16 sub-blocks of 16.
+// Q3_K and Q2_K (activations in 256-blocks, sums per 16): Q2_K's input 128h + 32s + e (e < 32)
+// is bits 2s, 2s + 1 of qs row 32h + e; Q3_K's 3-bit code of it is q3_k_code(h, s) of the code
+// rows e, 32 + e, 64 + e (kernels/q3_k_codes.h); sub-block j = input / 16. Q3_K (110 byte rows:
+// codes 0-95, scales 96-107, d 108-109): S = sum_j (sc_j - 32) * (exact sum of q x a over sub-block
+// j - 4 * its activation sum), acc = fma(float(S), d * dx, acc). Q2_K (84 byte rows: scales 0-15 =
+// sc | m << 4, qs 16-79, d 80-81, dmin 82-83): as Q4_K over 16 sub-blocks of 16.
 template <bool kQ3>
 void int8_q3_q2_k(const GemmJob& job, const GemmBlock& b) {
   constexpr int kQs = kQ3 ? 32 : 16;
@@ -237,8 +238,9 @@ void int8_q3_q2_k(const GemmJob& job, const GemmBlock& b) {
           int32_t isum[16] = {};
           for (int k = 0; k < 256; ++k) {
             const int h = k / 128, sh = (k % 128) / 32, e = k % 32;
-            int q = (quad_row(blk, kQs + 32 * h + e)[4 * l] >> (2 * sh)) & 3;
-            if (kQ3) q |= ((quad_row(blk, e)[4 * l] >> (4 * h + sh)) & 1) << 2;
+            const int q = kQ3 ? q3_k_code(quad_row(blk, e)[4 * l], quad_row(blk, 32 + e)[4 * l],
+                                          quad_row(blk, 64 + e)[4 * l], h, sh)
+                              : (quad_row(blk, kQs + 32 * h + e)[4 * l] >> (2 * sh)) & 3;
             isum[k / 16] += q * a.q[kb * 256 + k];
           }
           int32_t S = 0, Mn = 0;

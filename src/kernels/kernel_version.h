@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 64;
+inline constexpr int kKernelVersion = 65;
 
 }  // namespace anchorage::kernels

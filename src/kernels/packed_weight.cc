@@ -12,6 +12,7 @@
 #include "core/isa.h"
 #include "kernels/gemm_job.h"
 #include "kernels/panel_layout.h"
+#include "kernels/q3_k_codes.h"
 #include "kernels/quant.h"
 
 namespace anchorage::kernels {
@@ -134,14 +135,52 @@ inline void quads_in_place(uint8_t* blk, const PanelLayout& layout) {
   }
 }
 
-// Quantized rows (row_bytes apart, blocks of bb bytes) into panels (the layout of kernels/
+// A Q3_K k block, written byte-interleaved: its hmask and qs rows (bytes 0-95 of each lane's
+// block) become the panel's three code bytes per input slot (kernels/q3_k_codes.h), in place
+// (slot i reads and writes rows i, 32 + i and 64 + i only).
+inline void q3_k_codes_in_place(uint8_t* blk) {
+  // n bits of each byte from bit `from` to bit `to`, the rest zero (a 16-bit shift is exact
+  // here: every bit kept comes from its own byte).
+  const auto move = [](__m128i x, int from, int to, int n) {
+    const __m128i s = to >= from ? _mm_slli_epi16(x, to - from) : _mm_srli_epi16(x, from - to);
+    return _mm_and_si128(s, _mm_set1_epi8(char(((1 << n) - 1) << to)));
+  };
+  for (int i = 0; i < 32; ++i) {
+    for (int half = 0; half < 2; ++half) {
+      auto* pa = reinterpret_cast<__m128i*>(blk + i * 32 + 16 * half);
+      auto* pb = reinterpret_cast<__m128i*>(blk + (32 + i) * 32 + 16 * half);
+      auto* pc = reinterpret_cast<__m128i*>(blk + (64 + i) * 32 + 16 * half);
+      const __m128i hm = _mm_loadu_si128(pa), q0 = _mm_loadu_si128(pb), q1 = _mm_loadu_si128(pc);
+      // A: code(0,0), code(0,1), the low pair of code(0,2); B the same for h = 1.
+      const __m128i a =
+          _mm_or_si128(_mm_or_si128(_mm_or_si128(move(q0, 0, 0, 2), move(hm, 0, 2, 1)),
+                                    _mm_or_si128(move(q0, 2, 3, 2), move(hm, 1, 5, 1))),
+                       move(q0, 4, 6, 2));
+      const __m128i b =
+          _mm_or_si128(_mm_or_si128(_mm_or_si128(move(q1, 0, 0, 2), move(hm, 4, 2, 1)),
+                                    _mm_or_si128(move(q1, 2, 3, 2), move(hm, 5, 5, 1))),
+                       move(q1, 4, 6, 2));
+      // C: code(0,3), code(1,3), the high bits of code(0,2) and code(1,2).
+      const __m128i c =
+          _mm_or_si128(_mm_or_si128(_mm_or_si128(move(q0, 6, 0, 2), move(hm, 3, 2, 1)),
+                                    _mm_or_si128(move(q1, 6, 3, 2), move(hm, 7, 5, 1))),
+                       _mm_or_si128(move(hm, 2, 6, 1), move(hm, 6, 7, 1)));
+      _mm_storeu_si128(pa, a);
+      _mm_storeu_si128(pb, b);
+      _mm_storeu_si128(pc, c);
+    }
+  }
+}
+
+// Quantized rows (row_bytes apart, blocks of type's bytes) into panels (the layout of kernels/
 // panel_layout.h): panel p's k block kb gets byte b of lane l's block at layout.offset(b, l).
 // Lanes past n are written as zero bytes (an all-zero block decodes to 0). A panel's block is
 // moved 16 lanes by 16 bytes at a time through transpose16x16 (a byte-at-a-time scatter took a
 // quarter of start-up on the 0.8B shape: docs/performance.md "Start-up"), then its quad run is
 // re-ordered in place while it is in L1.
-void pack_quantized(const uint8_t* rows, int64_t n, int64_t row_bytes, int64_t bb,
-                    const PanelLayout& layout, uint8_t* out) {
+void pack_quantized(const uint8_t* rows, int64_t n, int64_t row_bytes, DType type, uint8_t* out) {
+  const int64_t bb = core::dtype_block_bytes(type);
+  const PanelLayout layout = panel_layout(type);
   constexpr int64_t kPanel = PackedWeight::kPanel;
   static_assert(kPanel == PanelLayout::kLanes);
   ANCHORAGE_CHECK((layout.quad_end - layout.quad_begin) % 4 == 0 && layout.quad_end <= bb);
@@ -174,6 +213,7 @@ void pack_quantized(const uint8_t* rows, int64_t n, int64_t row_bytes, int64_t b
             _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (b0 + j) * kPanel + g), r[j]);
         }
       }
+      if (type == DType::kQ3_K) q3_k_codes_in_place(dst);
       quads_in_place(dst, layout);
     }
   }
@@ -225,8 +265,7 @@ void PackedWeight::pack_f32(const float* w, int64_t r0, int64_t n) {
     const int64_t m = std::min(kPanel, n - p0);
     for (int64_t r = 0; r < m; ++r)
       quantize_row(dtype_, w + (p0 + r) * k_, &rows[size_t(r * row_bytes)], k_);
-    pack_quantized(rows.data(), m, row_bytes, core::dtype_block_bytes(dtype_), panel_layout(dtype_),
-                   dst + (p0 / kPanel) * panel_bytes());
+    pack_quantized(rows.data(), m, row_bytes, dtype_, dst + (p0 / kPanel) * panel_bytes());
   }
 }
 
@@ -251,7 +290,7 @@ PackedWeight PackedWeight::from_rows(const void* rows, DType src_type, int64_t n
   if (core::dtype_is_quantized(src_type) || core::dtype_is_quantized(storage)) {
     ANCHORAGE_CHECK_MSG(src_type == storage, "quantized weights are stored as they come");
     pack_quantized(static_cast<const uint8_t*>(rows), n, core::dtype_row_bytes(src_type, k),
-                   core::dtype_block_bytes(src_type), panel_layout(src_type), w.data_.get());
+                   src_type, w.data_.get());
     return w;
   }
   pack_plain_rows(rows, src_type, storage, n, k, w.data_.get());
@@ -290,8 +329,7 @@ void PackedWeight::panels_from_rows(int64_t p0, int64_t p1, uint8_t* dst) const 
   const int64_t r0 = p0 * kPanel, r1 = std::min(p1 * kPanel, n_);
   if (r1 <= r0) return;
   if (core::dtype_is_quantized(dtype_)) {
-    pack_quantized(file_row(r0), r1 - r0, core::dtype_row_bytes(dtype_, k_),
-                   core::dtype_block_bytes(dtype_), panel_layout(dtype_), dst);
+    pack_quantized(file_row(r0), r1 - r0, core::dtype_row_bytes(dtype_, k_), dtype_, dst);
     return;
   }
   if (r1 - r0 < (p1 - p0) * kPanel)  // lanes past n read as 0
@@ -325,6 +363,10 @@ void PackedWeight::block_of(int64_t row, int64_t kb, uint8_t* out) const {
   const PanelLayout layout = panel_layout(dtype_);
   const uint8_t* src = static_cast<const uint8_t*>(panel(row / kPanel)) + kb * kPanel * bb;
   for (int64_t b = 0; b < bb; ++b) out[b] = src[layout.offset(int(b), int(row % kPanel))];
+  if (dtype_ == DType::kQ3_K) {  // the code bytes back to hmask and qs
+    for (int i = 0; i < 32; ++i)
+      q3_k_from_panel(out[i], out[32 + i], out[64 + i], &out[i], &out[32 + i], &out[64 + i]);
+  }
 }
 
 const uint8_t* PackedWeight::element(int64_t row, int64_t col) const {

@@ -1,6 +1,7 @@
 // Unpacking quantized weight panels to f32, written once and compiled into each ISA's GEMM
 // file (gemm_scalar.cc, gemm_avx2.cc, gemm_avx512.cc), like gemm_block_impl.h: include it
-// inside the file's anonymous namespace, after <cstdint> and core/dtype.h (for DType only).
+// inside the file's anonymous namespace, after <cstdint>, core/dtype.h (for DType only) and
+// kernels/q3_k_codes.h.
 //
 // Input: one k block of a quantized panel (kernels/packed_weight.h): the 32 lanes' GGUF blocks
 // byte-interleaved, byte b of lane l at b * 32 + l, but for a type's quad run (kernels/
@@ -234,8 +235,8 @@ inline void unpack_q2_k(const uint8_t* __restrict kb, float* __restrict out) {
   }
 }
 
-// Q3_K: hmask at 0 (third bit of element 128h + 32s + e at bit 4h + s of byte e), 2-bit codes
-// at 32 (as Q2_K's), 6-bit scales at 96 (low nibbles in bytes 96..103, high pairs in
+// Q3_K: the codes at 0 (element 128h + 32s + e is q3_k_code(h, s) of bytes e, 32 + e, 64 + e:
+// kernels/q3_k_codes.h), 6-bit scales at 96 (low nibbles in bytes 96..103, high pairs in
 // 104..107), d at 108.
 inline void unpack_q3_k(const uint8_t* __restrict kb, float* __restrict out) {
   float d[kUnpackLanes];
@@ -249,13 +250,12 @@ inline void unpack_q3_k(const uint8_t* __restrict kb, float* __restrict out) {
     }
     for (int e = 16 * i; e < 16 * i + 16; ++e) {
       const int h = e / 128, sh = (e % 128) / 32, el = e % 32;
-      const uint8_t* __restrict q = quad_row(kb, 32 + 32 * h + el);
-      const uint8_t* __restrict hm = quad_row(kb, el);
+      const uint8_t* __restrict a = quad_row(kb, el);
+      const uint8_t* __restrict b = quad_row(kb, 32 + el);
+      const uint8_t* __restrict c = quad_row(kb, 64 + el);
       float* __restrict o = out + e * 32;
-      for (int l = 0; l < kUnpackLanes; ++l) {
-        const int code = ((q[4 * l] >> (2 * sh)) & 3) | ((hm[4 * l] >> (4 * h + sh)) & 1) << 2;
-        o[l] = dl[l] * float(code - 4);
-      }
+      for (int l = 0; l < kUnpackLanes; ++l)
+        o[l] = dl[l] * float(q3_k_code(a[4 * l], b[4 * l], c[4 * l], h, sh) - 4);
     }
   }
 }

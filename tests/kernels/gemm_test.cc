@@ -496,9 +496,34 @@ int64_t spec_offset(DType t, int64_t b, int64_t lane) {
   return q * 32 + 4 * lane + (b - q);
 }
 
+// A GGUF block as a panel keeps it (docs/kernels.md "Q3_K's codes in a panel", spelled out here
+// bit by bit apart from the code): every type's bytes as they are, but Q3_K's hmask (bytes 0-31)
+// and qs (32-95), whose 3-bit codes are re-cut into three bytes per input slot i: A (byte i) the
+// codes of inputs i and 32 + i at bits 0-2 and 3-5 and the low pair of input 64 + i's at 6-7; B
+// (byte 32 + i) the same for inputs 128 + i, 160 + i, 192 + i; C (byte 64 + i) the codes of
+// inputs 96 + i and 224 + i at bits 0-2 and 3-5, the high bits of inputs 64 + i's and
+// 192 + i's at bits 6 and 7. Input 128h + 32t + i's code: bits 2t, 2t + 1 of qs[32h + i], and
+// bit 4h + t of hmask[i] as its bit 2.
+std::vector<uint8_t> panel_block(DType t, const uint8_t* gguf, int64_t bb) {
+  std::vector<uint8_t> out(gguf, gguf + bb);
+  if (t != DType::kQ3_K) return out;
+  for (int i = 0; i < 32; ++i) {
+    auto code = [&](int input) {
+      const int h = input / 128, tt = (input % 128) / 32;
+      return ((gguf[32 + 32 * h + i] >> (2 * tt)) & 3) | ((gguf[i] >> (4 * h + tt)) & 1) << 2;
+    };
+    out[size_t(i)] = uint8_t(code(i) | code(32 + i) << 3 | (code(64 + i) & 3) << 6);
+    out[size_t(32 + i)] = uint8_t(code(128 + i) | code(160 + i) << 3 | (code(192 + i) & 3) << 6);
+    out[size_t(64 + i)] = uint8_t(code(96 + i) | code(224 + i) << 3 | (code(64 + i) >> 2) << 6 |
+                                  (code(192 + i) >> 2) << 7);
+  }
+  return out;
+}
+
 // Quantized storage keeps a GGUF row's blocks bit for bit: from_rows() of quantized rows puts
-// the same bytes per (row, block) in the panel layout (spec_offset), and get_row() / at() decode
-// them as dequantize_row() does. Rows past N in the last panel are all-zero blocks.
+// each (row, block)'s bytes (panel_block: Q3_K's codes re-cut) in the panel layout
+// (spec_offset), and get_row() / at() decode them as dequantize_row() does. Rows past N in the
+// last panel are all-zero blocks.
 TEST(PackedWeight, QuantizedKeepsBlocksAndDecodesThem) {
   for (DType t :
        {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kIQ4_NL,
@@ -516,8 +541,10 @@ TEST(PackedWeight, QuantizedKeepsBlocksAndDecodesThem) {
     for (int64_t r = 0; r < N; ++r) {
       for (int64_t kb = 0; kb < K / be; ++kb) {
         const uint8_t* kblock = static_cast<const uint8_t*>(w.panel(r / 32)) + kb * 32 * bb;
+        const std::vector<uint8_t> want_block =
+            panel_block(t, &rows[size_t(r * row_bytes + kb * bb)], bb);
         for (int64_t b = 0; b < bb; ++b)
-          ASSERT_EQ(kblock[spec_offset(t, b, r % 32)], rows[size_t(r * row_bytes + kb * bb + b)])
+          ASSERT_EQ(kblock[spec_offset(t, b, r % 32)], want_block[size_t(b)])
               << core::dtype_name(t) << " row " << r << " block " << kb << " byte " << b;
       }
       dequantize_row(t, rows.data() + r * row_bytes, want.data(), K);

@@ -358,10 +358,12 @@ inline void q4_k_block_scales(const uint8_t* blk, float* d, float* dmin, uint8_t
   scales_f16(blk + 64, dmin);
   const __m256i m63 = _mm256_set1_epi8(63), m15 = _mm256_set1_epi8(15),
                 m30 = _mm256_set1_epi8(0x30);
-  __m256i s[12];
+  __m256i s[12];  // unrolled: the loads went through a stack copy (rep movsq) otherwise
+#pragma GCC unroll 12
   for (int i = 0; i < 12; ++i) s[i] = _mm256_loadu_si256((const __m256i*)(blk + (4 + i) * 32));
   // (x >> 6) << 4 for each byte x.
   auto top2 = [&](__m256i x) { return _mm256_and_si256(_mm256_srli_epi16(x, 2), m30); };
+#pragma GCC unroll 8
   for (int j = 0; j < 8; ++j) {
     __m256i vs, vm;
     if (j < 4) {
@@ -620,8 +622,10 @@ inline void q6_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
 // 32 lanes at once: the low 4 bits in the low nibble of scale byte j % 8 (high nibble for j >= 8),
 // the high 2 at bits 2(j / 4), 2(j / 4) + 1 of byte 8 + j % 4.
 inline void q3_k_scale_bytes(const uint8_t* blk, int8_t (*scb)[32]) {
-  __m256i r[12];
+  __m256i r[12];  // unrolled: the loads went through a stack copy (rep movsq) otherwise
+#pragma GCC unroll 12
   for (int i = 0; i < 12; ++i) r[i] = _mm256_loadu_si256((const __m256i*)(blk + (96 + i) * 32));
+#pragma GCC unroll 8
   for (int j = 0; j < 8; ++j) {
     _mm256_store_si256((__m256i*)scb[j], scale6_minus_32<false>(r[j], r[8 + j % 4], j / 4));
     _mm256_store_si256((__m256i*)scb[j + 8], scale6_minus_32<true>(r[j], r[8 + j % 4], j / 4 + 2));

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 65;
+inline constexpr int kKernelVersion = 66;
 
 }  // namespace anchorage::kernels

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 66;
+inline constexpr int kKernelVersion = 67;
 
 }  // namespace anchorage::kernels

@@ -57,7 +57,7 @@ constexpr PanelLayout panel_layout(core::DType t) {
       return {16, 176};
     case core::DType::kQ6_K:  // the 128 nibble bytes and 64 high-bit bytes; scales, d interleaved
       return {0, 192};
-    case core::DType::kQ3_K:  // hmask and the 2-bit codes; scales, d interleaved
+    case core::DType::kQ3_K:  // the codes, re-cut (kernels/q3_k_codes.h); scales, d interleaved
       return {0, 96};
     case core::DType::kQ2_K:  // scales interleaved; the 2-bit codes; d, dmin interleaved
       return {16, 80};

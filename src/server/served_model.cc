@@ -104,20 +104,6 @@ core::Status load_gguf(const ModelSpec& spec, ServedModel* out, std::vector<int6
   return core::Status::ok();
 }
 
-// A preset with random weights, its vocabulary padded to cover the tokenizer.
-core::Result<std::unique_ptr<model::Architecture>> make_random(const ModelSpec& spec,
-                                                               const text::Tokenizer& tokenizer,
-                                                               int64_t* vocab_size) {
-  auto cfg = model::qwen35::qwen35_preset(spec.preset);
-  if (!cfg) return cfg.error();
-  cfg->vocab_size = std::max<int64_t>(cfg->vocab_size, tokenizer.vocab_size());
-  *vocab_size = cfg->vocab_size;
-  model::qwen35::Qwen35Options mopts;
-  mopts.weight_dtype = spec.weight_dtype;
-  mopts.kv_dtype = spec.kv_dtype;
-  return model::qwen35::make_random_qwen35(*cfg, spec.seed, mopts);
-}
-
 // The tokenizer from tokenizer.json for random weights (a GGUF file's came with its weights),
 // and the ids that end a generation whatever the request says: the chat format's end of turn, the
 // base model's end of text, and the file's eos ids.
@@ -151,7 +137,14 @@ core::Result<std::unique_ptr<model::Architecture>> random_model(const ModelSpec&
   const int64_t t_w = core::now_ns();
   ANCHORAGE_LOG_INFO("start: making random weights (preset %s, seed %llu)", spec.preset.c_str(),
                      (unsigned long long)spec.seed);
-  auto random = make_random(spec, *out->tokenizer, &out->vocab_size);
+  auto cfg = model::qwen35::qwen35_preset(spec.preset);
+  if (!cfg) return cfg.error();
+  cfg->vocab_size = std::max<int64_t>(cfg->vocab_size, out->tokenizer->vocab_size());
+  out->vocab_size = cfg->vocab_size;
+  model::qwen35::Qwen35Options mopts;
+  mopts.weight_dtype = spec.weight_dtype;
+  mopts.kv_dtype = spec.kv_dtype;
+  auto random = model::qwen35::make_random_qwen35(*cfg, spec.seed, mopts);
   if (!random) return random.error();
   ANCHORAGE_LOG_INFO("start: weights ready in %.3f s", seconds_since(t_w));
   return std::move(random.value());

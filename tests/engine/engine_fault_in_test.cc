@@ -53,8 +53,8 @@ bool becomes_resident(const engine::Engine& e, size_t view) {
 }
 
 TEST(EngineFaultIn, StartsAtConstructionByDefault) {
-  ASSERT_EQ(toy_engine(false)->layout().views[kSpreadView].name, "toy.val");
   auto e = toy_engine(false);
+  ASSERT_EQ(e->layout().views[kSpreadView].name, "toy.val");
   EXPECT_TRUE(becomes_resident(*e, kSpreadView));
 }
 

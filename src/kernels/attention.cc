@@ -53,6 +53,14 @@ void kv_store(const AttentionDims& dims, const float* k, int64_t ldk, const floa
   ANCHORAGE_CHECK(T >= 0 && pos0 >= 0 && pos0 + T <= dims.capacity);
   const int64_t D = dims.D, cap = dims.capacity;
   const bool bf16 = dims.kv_dtype == core::DType::kBF16;
+  // A decode step writes one element into each of K's n_kv · D rows, lines the step's weight
+  // stream has evicted: ask for all of them first, so their misses overlap instead of each
+  // store waiting for its line in turn.
+  if (T <= 4) {
+    const int64_t esize = bf16 ? 2 : 4;
+    for (int64_t r = 0; r < dims.n_kv * D; ++r)
+      __builtin_prefetch(static_cast<char*>(K) + (r * cap + pos0) * esize, 1);
+  }
   // K row (j, d) is contiguous over positions: walk it in position order.
   for (int64_t j = 0; j < dims.n_kv; ++j) {
     for (int64_t d = 0; d < D; ++d) {

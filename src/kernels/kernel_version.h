@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 67;
+inline constexpr int kKernelVersion = 68;
 
 }  // namespace anchorage::kernels

@@ -61,9 +61,10 @@ struct VectorKernelTable {
   // cos[i], sin[i] for i < R/2 (one token).
   void (*rope_rotate)(float* x, int64_t n_heads, int64_t D, int64_t R, const float* cos,
                       const float* sin);
-  // kernels/conv1d_impl.h: conv1d_silu as declared in conv1d.h.
+  // kernels/conv1d_impl.h: conv1d_silu (conv1d.h) over C channels whose tail and weight rows
+  // are ldc apart.
   void (*conv1d_silu)(const float* x, int64_t T, int64_t C, int64_t ldx, float* tail,
-                      const float* w, int64_t Kc, float* y, int64_t ldy);
+                      const float* w, int64_t ldc, int64_t Kc, float* y, int64_t ldy);
   // kernels/gdn_impl.h: gdn_recurrence (gdn.h) restricted to value head h and the state
   // columns [j0, j1), all T tokens. Columns never mix in §2.7, so any column split gives the
   // same bits.

@@ -1,7 +1,8 @@
 // Tests for the causal depthwise conv1d + SiLU (kernels/conv1d.h): against the reference
 // (kernels/ref/conv1d_ref.h) within a stated tolerance, tails exactly; the orientation (§7.5
-// impulse); bit-identical in every ISA and for any split of the tokens into calls (the tail
-// carried), including splits shorter than the tail.
+// impulse); bit-identical in every ISA, for any split of the tokens into calls (the tail
+// carried), including splits shorter than the tail, and for any split of the channels over
+// threads.
 #include "kernels/conv1d.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "kernel_testing.h"
 #include "kernels/activation.h"
 #include "kernels/ref/conv1d_ref.h"
@@ -140,6 +142,29 @@ TEST(Conv1d, AnySplitGivesTheSameBits) {
       for (int64_t t = 0; t < big.T; t += batch) lengths.push_back(std::min(batch, big.T - t));
       EXPECT_TRUE(same_bits(run_split(big, lengths), big_whole)) << "batch " << batch;
     }
+  }
+}
+
+// The channels split over a pool's threads (1,024 a task; 2,100 channels: two whole ranges and
+// a short one, not a multiple of 16) give the bits of one thread, outputs and tail, for a
+// decode step and for a chunk longer than the tail, every call carrying the tail.
+TEST(Conv1d, ThreadsGiveTheSameBits) {
+  testing::IsaScope scope;
+  core::ThreadPool pool(2);
+  for (core::Isa isa : testing::runnable_isas()) {
+    core::set_active_isa(isa);
+    const Problem p(9, 2100, 4, 91);
+    std::vector<float> y1 = p.out(), yn = p.out(), tail1 = p.tail, tailn = p.tail;
+    for (int64_t t0 : {0, 1, 2}) {  // tokens [0, 1), [1, 2), then [2, 9)
+      const int64_t n = t0 < 2 ? 1 : p.T - 2;
+      conv1d_silu(p.x.data() + t0 * p.ldx, n, p.C, p.ldx, tail1.data(), p.w.data(), p.Kc,
+                  y1.data() + t0 * p.ldy, p.ldy);
+      conv1d_silu(p.x.data() + t0 * p.ldx, n, p.C, p.ldx, tailn.data(), p.w.data(), p.Kc,
+                  yn.data() + t0 * p.ldy, p.ldy, &pool);
+    }
+    EXPECT_TRUE(same_bits(yn, y1)) << core::isa_name(isa);
+    EXPECT_TRUE(same_bits(tailn, tail1)) << core::isa_name(isa);
+    EXPECT_FALSE(same_bits(tailn, p.tail));  // the tail did advance
   }
 }
 

@@ -115,7 +115,7 @@ void Qwen35Model::run_gdn(int64_t layer, const Scratch& s, const ForwardRequest&
   }
   {  // §2.3: causal depthwise conv over (tail | qkv), SiLU; the tail advances.
     OpTimer timer(prof, OpKind::kConv);
-    kn::conv1d_silu(s.qkv, T, C, C, ls.conv_tail, w.conv.data(), Kc, s.y, C);
+    kn::conv1d_silu(s.qkv, T, C, C, ls.conv_tail, w.conv.data(), Kc, s.y, C, pool);
   }
   {
     OpTimer timer(prof, OpKind::kGdnGates);

@@ -68,8 +68,9 @@ class Tokenizer {
   bool is_added(int32_t id) const;
   // The vocabulary tokens (not added ones) made only of spaces, tabs and newlines, ascending:
   // the "glue" between a chat turn's parts (server/engine_caches.cc) and what an output
-  // constraint lets a model write before a tool call (server/output_constraint.cc).
-  std::vector<int32_t> whitespace_ids() const;
+  // constraint lets a model write before a tool call (server/output_constraint.cc). Made by the
+  // first call (thread-safe), then kept.
+  const std::vector<int32_t>& whitespace_ids() const;
   // One more than the largest id, added tokens included (151,669 for Qwen3).
   int32_t vocab_size() const;
 

@@ -11,7 +11,10 @@
 // decode_bound_read_tok_s, decode_over_bound (weights only) and decode_bound_read_all_tok_s,
 // decode_over_bound_all use read_bandwidth_gb_s, measured right before and after that decode
 // (read_bandwidth_gb_s_before_after; their mean), which the tables use: on a shared host the
-// bandwidth drifts within a run.
+// bandwidth drifts within a run. The read pass loads one word of each 64-byte line in four
+// interleaved runs per thread (read_pass); until 2026-12-07 it summed every word, which its own
+// adds bound below what the memory delivers on a quiet host. That figure stays beside it:
+// read_sum_gb_s, decode_over_sum_bound(_all) per context, decode_bound_read_sum_tok_s per run.
 //
 // One cold prefill per weight dtype walks up the contexts: at each context C it stops (on a
 // chunk line, so the chunking is the cold one), saves the sections, decodes greedily at C,
@@ -137,12 +140,41 @@ bool parse_args(int argc, char** argv, BenchArgs* a) {
 }
 
 struct Bandwidth {
-  double copy_gb_s = 0.0;  // bytes copied per second (each byte counted once)
-  double read_gb_s = 0.0;  // bytes read per second by a plain summing pass
+  double copy_gb_s = 0.0;      // bytes copied per second (each byte counted once)
+  double read_gb_s = 0.0;      // bytes read per second: read_pass, the bound
+  double read_sum_gb_s = 0.0;  // sum_pass: the bound's figure until 2026-12-07
 };
 
-// One summing pass over `bytes` of src on the pool's threads (each a contiguous slice): GB/s.
+// One pass over `bytes` of src on the pool's threads (each a contiguous slice, walked as
+// kStreams interleaved runs), loading one word per 64-byte line: the memory delivers whole
+// lines, so this times the lines' delivery and nothing else (GB/s of all the bytes). Summing
+// every word (sum_pass) was bound by its own adds on a quiet host: 35-40 GB/s where this pass
+// reads 56-64 and the f32 decode's GEMM streams 66-68 (docs/performance.md, "The read bound").
 double read_pass(core::ThreadPool& pool, const core::AlignedBuffer& src, size_t bytes) {
+  constexpr size_t kStreams = 4, kLine = 64 / sizeof(uint64_t);
+  const int64_t tasks = pool.n_threads();
+  const size_t slice = bytes / size_t(tasks) / sizeof(uint64_t);  // words
+  const size_t run = slice / kStreams / kLine * kLine;
+  std::vector<uint64_t> sums(static_cast<size_t>(tasks));
+  const int64_t t0 = core::now_ns();
+  pool.parallel_for(tasks, [&](int64_t t) {
+    const auto* w = src.as<uint64_t>() + size_t(t) * slice;
+    uint64_t acc[kStreams] = {};
+    for (size_t i = 0; i < run; i += kLine)
+      for (size_t k = 0; k < kStreams; ++k) acc[k] += w[k * run + i];
+    uint64_t s = 0;
+    for (uint64_t v : acc) s += v;
+    sums[size_t(t)] = s;
+  });
+  const double gb_s = double(bytes) / double(core::now_ns() - t0);
+  volatile uint64_t sink = sums[0];  // keeps the pass
+  (void)sink;
+  return gb_s;
+}
+
+// The summing pass the bound was until 2026-12-07 (every word added; kept so that figures can
+// be set beside the older tables).
+double sum_pass(core::ThreadPool& pool, const core::AlignedBuffer& src, size_t bytes) {
   const int64_t tasks = pool.n_threads();
   const size_t slice = bytes / size_t(tasks);
   std::vector<uint64_t> sums(static_cast<size_t>(tasks));
@@ -181,6 +213,7 @@ Bandwidth measure_bandwidth(int n_threads) {
     });
     bw.copy_gb_s = std::max(bw.copy_gb_s, double(bytes) / double(core::now_ns() - t0));
     bw.read_gb_s = std::max(bw.read_gb_s, read_pass(pool, src, bytes));
+    bw.read_sum_gb_s = std::max(bw.read_sum_gb_s, sum_pass(pool, src, bytes));
   }
   return bw;
 }
@@ -189,7 +222,8 @@ Bandwidth measure_bandwidth(int n_threads) {
 // shares moved by a quarter with their order (docs/performance.md), so each decode is bounded
 // by a read measured right before and after it rather than once at the start. One buffer far
 // larger than the caches, kept for the whole run (its bytes are left out of the memory
-// figures), read on the engine's thread count, best of three passes.
+// figures), read on the engine's thread count, best of three passes (and the summing pass's
+// figure beside it).
 class ReadMeter {
  public:
   explicit ReadMeter(int n_threads) : src_(kBytes), pool_(n_threads) {
@@ -199,6 +233,11 @@ class ReadMeter {
   double read_gb_s() {
     double best = 0.0;
     for (int rep = 0; rep < 3; ++rep) best = std::max(best, read_pass(pool_, src_, kBytes));
+    return best;
+  }
+  double sum_gb_s() {
+    double best = 0.0;
+    for (int rep = 0; rep < 3; ++rep) best = std::max(best, sum_pass(pool_, src_, kBytes));
     return best;
   }
 
@@ -360,9 +399,10 @@ json bench_dtype(const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
     std::vector<double> sorted = runs;
     std::sort(sorted.begin(), sorted.end());
     const double prefill_med = sorted[sorted.size() / 2];
-    const double bw_before = meter.read_gb_s();
+    const double bw_before = meter.read_gb_s(), sum_before = meter.sum_gb_s();
     json c = decode_at(e, a.decode_steps);
-    const double bw_after = meter.read_gb_s();
+    const double bw_after = meter.read_gb_s(), sum_after = meter.sum_gb_s();
+    const double near_sum_gb_s = 0.5 * (sum_before + sum_after);
     const double near_gb_s = 0.5 * (bw_before + bw_after);
     c["context"] = ctx;
     c["prefill_s"] = prefill_med;
@@ -383,6 +423,12 @@ json bench_dtype(const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
         c["decode_tok_s"].get<double>() * double(weight_bytes) / (near_gb_s * 1e9);
     c["decode_bound_read_all_tok_s"] = near_gb_s * 1e9 / step_bytes;
     c["decode_over_bound_all"] = c["decode_tok_s"].get<double>() * step_bytes / (near_gb_s * 1e9);
+    // The same two shares against the summing pass (the tables before 2026-12-07).
+    c["read_sum_gb_s"] = near_sum_gb_s;
+    c["decode_over_sum_bound"] =
+        c["decode_tok_s"].get<double>() * double(weight_bytes) / (near_sum_gb_s * 1e9);
+    c["decode_over_sum_bound_all"] =
+        c["decode_tok_s"].get<double>() * step_bytes / (near_sum_gb_s * 1e9);
     contexts.push_back(c);
     std::fprintf(stderr, "engine_bench: %s %lld tokens: prefill %.1f tok/s, decode %.1f tok/s\n",
                  wname.c_str(), (long long)ctx, double(ctx) / prefill_med,
@@ -398,6 +444,7 @@ json bench_dtype(const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
           {"max_rss_bytes", max_rss_bytes()},
           {"decode_bound_copy_tok_s", bw.copy_gb_s * 1e9 / double(weight_bytes)},
           {"decode_bound_read_tok_s", bw.read_gb_s * 1e9 / double(weight_bytes)},
+          {"decode_bound_read_sum_tok_s", bw.read_sum_gb_s * 1e9 / double(weight_bytes)},
           {"state_section_bytes", e.cost().section_bytes},
           {"kv_bytes_per_token", e.cost().bytes_per_token},
           {"contexts", contexts},

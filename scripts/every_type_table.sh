@@ -13,7 +13,9 @@
 # the published Qwen3.5-0.8B shape instead: one engine_bench run per type on DIR/p08_T.gguf,
 # written first by `anchorage gguf-random --preset qwen3.5-0.8b --type T` (random weights, the
 # Qwen3 tokenizer inside) when it is not there (~0.25-3.3 GB a file, 9 GB for the 15).
+# KV_DTYPE=bf16 (the server's default) instead of f32 K/V rows: the tables so far took f32.
 set -euo pipefail
+kv=${KV_DTYPE:-f32}
 model_dir=
 if [ "${1:-}" = --model-dir ]; then
   model_dir=$2
@@ -34,13 +36,17 @@ for d in runs:
             t = t.rsplit("/", 1)[-1][len("p08_"):-len(".gguf")]
         if t == "f32":
             f32 = c["prefill_tok_s"]
-        print("%-7s %5.0f MB  decode %6.1f (%.2f / %.2f at %.1f GB/s)  prefill %5.0f (%.2f)" % (
+        # In brackets: the shares against the summing pass (the tables before 2026-12-07).
+        print("%-7s %5.0f MB  decode %6.1f (%.2f / %.2f at %.1f GB/s; [%.2f / %.2f at %.1f])"
+              "  prefill %5.0f (%.2f)" % (
             t, r["weight_bytes"] / 1e6, c["decode_tok_s"],
             c["decode_over_bound"], c["decode_over_bound_all"], c["read_bandwidth_gb_s"],
+            c.get("decode_over_sum_bound", float("nan")),
+            c.get("decode_over_sum_bound_all", float("nan")), c.get("read_sum_gb_s", float("nan")),
             c["prefill_tok_s"], c["prefill_tok_s"] / f32 if f32 else float("nan")))
 '
 if [ -z "$model_dir" ]; then
-  "$bin" --contexts 1024 --decode-steps 64 --prefill-repeats 3 --kv-dtype f32 --weights "$types" |
+  "$bin" --contexts 1024 --decode-steps 64 --prefill-repeats 3 --kv-dtype "$kv" --weights "$types" |
     python3 -c "$table"
   exit 0
 fi
@@ -52,6 +58,6 @@ for t in ${types//,/ }; do
       --tokenizer-dir "$(dirname "$bin")/../data/qwen3" --out "$f" > /dev/null
   fi
   # One JSON document a line: engine_bench prints one per run.
-  "$bin" --model "$f" --contexts 1024 --decode-steps 64 --prefill-repeats 1 --kv-dtype f32 |
+  "$bin" --model "$f" --contexts 1024 --decode-steps 64 --prefill-repeats 1 --kv-dtype "$kv" |
     python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)))'
 done | python3 -c "$table"

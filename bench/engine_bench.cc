@@ -145,6 +145,18 @@ struct Bandwidth {
   double read_sum_gb_s = 0.0;  // sum_pass: the bound's figure until 2026-12-07
 };
 
+// Runs pass(t) (a sum over thread t's share of bytes) on each of the pool's threads: GB/s.
+template <typename Pass>
+double timed_pass(core::ThreadPool& pool, size_t bytes, const Pass& pass) {
+  std::vector<uint64_t> sums(static_cast<size_t>(pool.n_threads()));
+  const int64_t t0 = core::now_ns();
+  pool.parallel_for(pool.n_threads(), [&](int64_t t) { sums[size_t(t)] = pass(t); });
+  const double gb_s = double(bytes) / double(core::now_ns() - t0);
+  volatile uint64_t sink = sums[0];  // keeps the pass
+  (void)sink;
+  return gb_s;
+}
+
 // One pass over `bytes` of src on the pool's threads (each a contiguous slice, walked as
 // kStreams interleaved runs), loading one word per 64-byte line: the memory delivers whole
 // lines, so this times the lines' delivery and nothing else (GB/s of all the bytes). Summing
@@ -152,46 +164,32 @@ struct Bandwidth {
 // reads 56-64 and the f32 decode's GEMM streams 66-68 (docs/performance.md, "The read bound").
 double read_pass(core::ThreadPool& pool, const core::AlignedBuffer& src, size_t bytes) {
   constexpr size_t kStreams = 4, kLine = 64 / sizeof(uint64_t);
-  const int64_t tasks = pool.n_threads();
-  const size_t slice = bytes / size_t(tasks) / sizeof(uint64_t);  // words
+  const size_t slice = bytes / size_t(pool.n_threads()) / sizeof(uint64_t);  // words
   const size_t run = slice / kStreams / kLine * kLine;
-  std::vector<uint64_t> sums(static_cast<size_t>(tasks));
-  const int64_t t0 = core::now_ns();
-  pool.parallel_for(tasks, [&](int64_t t) {
+  return timed_pass(pool, bytes, [&](int64_t t) {
     const auto* w = src.as<uint64_t>() + size_t(t) * slice;
     uint64_t acc[kStreams] = {};
     for (size_t i = 0; i < run; i += kLine)
       for (size_t k = 0; k < kStreams; ++k) acc[k] += w[k * run + i];
     uint64_t s = 0;
     for (uint64_t v : acc) s += v;
-    sums[size_t(t)] = s;
+    return s;
   });
-  const double gb_s = double(bytes) / double(core::now_ns() - t0);
-  volatile uint64_t sink = sums[0];  // keeps the pass
-  (void)sink;
-  return gb_s;
 }
 
 // The summing pass the bound was until 2026-12-07 (every word added; kept so that figures can
 // be set beside the older tables).
 double sum_pass(core::ThreadPool& pool, const core::AlignedBuffer& src, size_t bytes) {
-  const int64_t tasks = pool.n_threads();
-  const size_t slice = bytes / size_t(tasks);
-  std::vector<uint64_t> sums(static_cast<size_t>(tasks));
-  const int64_t t0 = core::now_ns();
-  pool.parallel_for(tasks, [&](int64_t t) {
-    const auto* w = src.as<uint64_t>() + size_t(t) * slice / 8;
+  const size_t slice = bytes / size_t(pool.n_threads()) / sizeof(uint64_t);  // words
+  return timed_pass(pool, bytes, [&](int64_t t) {
+    const auto* w = src.as<uint64_t>() + size_t(t) * slice;
     uint64_t acc[8] = {};
-    for (size_t i = 0; i < slice / 8; i += 8)
+    for (size_t i = 0; i < slice; i += 8)
       for (int k = 0; k < 8; ++k) acc[k] += w[i + size_t(k)];
     uint64_t s = 0;
     for (uint64_t v : acc) s += v;
-    sums[size_t(t)] = s;
+    return s;
   });
-  const double gb_s = double(bytes) / double(core::now_ns() - t0);
-  volatile uint64_t sink = sums[0];  // keeps the pass
-  (void)sink;
-  return gb_s;
 }
 
 // Memory bandwidth over buffers far larger than the caches, on the engine's thread count

@@ -161,7 +161,8 @@ double timed_pass(core::ThreadPool& pool, size_t bytes, const Pass& pass) {
 // kStreams interleaved runs), loading one word per 64-byte line: the memory delivers whole
 // lines, so this times the lines' delivery and nothing else (GB/s of all the bytes). Summing
 // every word (sum_pass) was bound by its own adds on a quiet host: 35-40 GB/s where this pass
-// reads 56-64 and the f32 decode's GEMM streams 66-68 (docs/performance.md, "The read bound").
+// reads 62-79 and the f32 decode's GEMM streams 66-70 (docs/performance.md, "The read bound
+// corrected, and every type against it").
 double read_pass(core::ThreadPool& pool, const core::AlignedBuffer& src, size_t bytes) {
   constexpr size_t kStreams = 4, kLine = 64 / sizeof(uint64_t);
   const size_t slice = bytes / size_t(pool.n_threads()) / sizeof(uint64_t);  // words
@@ -228,18 +229,16 @@ class ReadMeter {
     std::memset(src_.data(), 1, kBytes);
   }
   static constexpr size_t kBytes = size_t(256) << 20;
-  double read_gb_s() {
+  double read_gb_s() { return best_of_three(&read_pass); }
+  double sum_gb_s() { return best_of_three(&sum_pass); }
+
+ private:
+  double best_of_three(double (*pass)(core::ThreadPool&, const core::AlignedBuffer&, size_t)) {
     double best = 0.0;
-    for (int rep = 0; rep < 3; ++rep) best = std::max(best, read_pass(pool_, src_, kBytes));
-    return best;
-  }
-  double sum_gb_s() {
-    double best = 0.0;
-    for (int rep = 0; rep < 3; ++rep) best = std::max(best, sum_pass(pool_, src_, kBytes));
+    for (int rep = 0; rep < 3; ++rep) best = std::max(best, pass(pool_, src_, kBytes));
     return best;
   }
 
- private:
   core::AlignedBuffer src_;
   core::ThreadPool pool_;
 };

@@ -112,7 +112,9 @@ ANCHORAGE_FORCE_INLINE void store_rows(const __m512 (&acc)[R][2], float* y, int6
 constexpr int kMr = 4;
 
 // R rows x one Q8_0 panel (34-byte-row k blocks of 32 lanes: d, then 32 quant rows) over all
-// of K, from +0.0f.
+// of K, from +0.0f. No software prefetch: with one, the 0.8B Q8_0 decode ran 52 tok/s against
+// 61-66 without (docs/kernels.md "Prefetch"); this tile does the least work per byte of all, and
+// the hardware prefetcher holds its stream alone.
 template <int R>
 void q8_0_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
@@ -129,7 +131,6 @@ void q8_0_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
       ia[r][0] = ia[r][1] = _mm512_set1_epi32(-128 * load_i32(xrow + r * ldq + xs_off + 4 * kb));
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
-      prefetch_part(blk + 4 * 32 * 34, 32 * 34, 8, g);
       // Quad g (bytes 2 + 4g ..): lanes 0-15, then 16-31.
       const __m512i w0 = _mm512_xor_si512(_mm512_loadu_si512(blk + 64 + 128 * g), flip);
       const __m512i w1 = _mm512_xor_si512(_mm512_loadu_si512(blk + 128 + 128 * g), flip);

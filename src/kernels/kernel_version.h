@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 68;
+inline constexpr int kKernelVersion = 69;
 
 }  // namespace anchorage::kernels

@@ -2,9 +2,11 @@
 // At M = 1 (decode) an integer-dot tile does so much work per weight byte that it keeps too
 // few loads in flight for the hardware prefetcher to hold the stream at the read bandwidth:
 // without this the VNNI Q6_K tile read 0.48 of a plain read of the same bytes, with it
-// 1.03-1.07 (docs/kernels.md). No #includes: include it inside the ISA file's anonymous
-// namespace, after <immintrin.h> (internal linkage, so no definition is shared between files
-// built for different ISAs).
+// 1.03-1.07 (docs/kernels.md). The K-quant tiles need it still (without it the 0.8B decode ran
+// 0.6-0.75 x as fast, kKernelVersion 69); Q8_0's tiles and AVX2's one-row 32-block path do not
+// call it: they are faster without (docs/kernels.md "Prefetch"). No #includes: include it
+// inside the ISA file's anonymous namespace, after <immintrin.h> (internal linkage, so no
+// definition is shared between files built for different ISAs).
 #pragma once
 
 // Part `step` of `steps` of the `bytes` at `from` into L1: a tile walking a k block in `steps`

@@ -191,7 +191,8 @@ ANCHORAGE_FORCE_INLINE __m512i iq4_table_flipped() {
 // -16 * a_sum, its fifth bits added as 16 (each lane's qh byte for the group replicated over its
 // 4 bytes by vpshufb, then one bit per byte tested); Q4_1 / Q5_1 from 0, then the min's step
 // acc = fma(float(a_sum), m * dx, acc); IQ4_NL's level (vpshufb of the table) enters as
-// level ^ 0x80 with -128 * a_sum, as Q8_0.
+// level ^ 0x80 with -128 * a_sum, as Q8_0. No software prefetch, as q8_0_tile: without it the
+// 0.8B decode of each of these types ran 0-12 % faster (docs/kernels.md "Prefetch").
 template <int kType, int R>
 void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                 int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
@@ -221,7 +222,6 @@ void q4_32_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t 
     }
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
-      prefetch_part(blk + 8 * 32 * kBlockBytes, 32 * kBlockBytes, 4, g);
       __m512i w[2][2];  // [low / high nibble][lanes 0-15 / 16-31]
 #pragma GCC unroll 2
       for (int c = 0; c < 2; ++c) {

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 69;
+inline constexpr int kKernelVersion = 70;
 
 }  // namespace anchorage::kernels

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 70;
+inline constexpr int kKernelVersion = 71;
 
 }  // namespace anchorage::kernels

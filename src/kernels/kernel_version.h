@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 71;
+inline constexpr int kKernelVersion = 72;
 
 }  // namespace anchorage::kernels

@@ -2,7 +2,8 @@
 // reference; the recurrence against an fp64 implementation of §2.7 (the spec's invariant §7.1,
 // rel 1e-5); bit-identical in every ISA and thread count; and split invariance of the whole
 // conv → L2 norm → gates → recurrence pipeline (§7.3), bit for bit, for a in
-// {1, 2, 3, 4, 5, 63, 64, 65} and for batches of 1, 7, 64 and 1,024 tokens.
+// {1, 2, 3, 4, 5, 63, 64, 65} and for batches of 1, 7, 64 and 1,024 tokens; a decode step's own
+// column blocking against one call over all the tokens.
 #include "kernels/gdn.h"
 
 #include <gtest/gtest.h>
@@ -49,6 +50,18 @@ struct Recurrence {
     std::vector<float> o(size_t(T * ldo), -5.0f), s = S;
     gdn_recurrence(dims, T, q.data(), ldq, k.data(), ldq, v.data(), ldv, beta.data(), g.data(),
                    s.data(), o.data(), ldo, pool);
+    o.insert(o.end(), s.begin(), s.end());
+    return o;
+  }
+
+  // The same, one call a token (a decode step's T = 1 path).
+  std::vector<float> run_token_by_token(core::ThreadPool* pool) const {
+    std::vector<float> o(size_t(T * ldo), -5.0f), s = S;
+    for (int64_t t = 0; t < T; ++t) {
+      gdn_recurrence(dims, 1, q.data() + t * ldq, ldq, k.data() + t * ldq, ldq, v.data() + t * ldv,
+                     ldv, beta.data() + t * dims.n_v, g.data() + t * dims.n_v, s.data(),
+                     o.data() + t * ldo, ldo, pool);
+    }
     o.insert(o.end(), s.begin(), s.end());
     return o;
   }
@@ -115,6 +128,22 @@ TEST(Gdn, EveryIsaAndThreadCountGivesTheSameBits) {
       EXPECT_TRUE(same_bits(r.run(&one), a));
       EXPECT_TRUE(same_bits(r.run(&two), a));
       return a;
+    });
+  }
+}
+
+// A decode step (T = 1) has a column blocking of its own (gdn_impl.h, kGdnDecodeVectors: 128
+// columns at once): token by token it gives the bits of one call over all the tokens, in every
+// ISA and on 1 and 2 threads, for widths on and off its 128-column blocks.
+TEST(Gdn, OneTokenCallsMatchOneCall) {
+  core::ThreadPool one(1), two(2);
+  for (int64_t dv : {128, 256, 144, 80}) {
+    const Recurrence r({.n_k = 2, .n_v = 4, .d_k = 128, .d_v = dv, .tiled = true}, 6, 70 + dv);
+    testing::expect_same_bits_every_isa([&] {
+      const std::vector<float> whole = r.run(&one);
+      EXPECT_TRUE(same_bits(r.run_token_by_token(&one), whole)) << "d_v " << dv;
+      EXPECT_TRUE(same_bits(r.run_token_by_token(&two), whole)) << "d_v " << dv;
+      return whole;
     });
   }
 }

@@ -5,22 +5,39 @@
 //   machine/read_bw/threads:T    AVX-512 stream read of 256 MiB: the ceiling for decode (M=1)
 //   gemm/<dtype>/M../K../N../threads:T   gflops and frac_peak (mean and best call); at M = 1
 //                                also weight_gbps and frac_read_bw / frac_copy_bw
-// The shapes are the `small` preset's linear layers and its LM head. Needs AVX-512 (the
-// machine figures are AVX-512 loops); elsewhere it says so and runs nothing.
+//   machine/hand_off                  a round trip between two threads through one atomic each
+//                                     (the floor of any hand-off) and an empty 2-task
+//                                     parallel_for: us_round_trip, us_parallel_for
+//   cold/<dtype>/K../N../threads:T    decode GEMMs (M = 1) over distinct copies of one weight,
+//                                     back to back (~220 MB), so every call reads its weights
+//                                     from memory as a decode step's layers do: weight_gbps(_best)
+//                                     and frac_plain_read_best against a plain read of the same
+//                                     copies between the rounds; the call's size is the variable
+//   layers/<dtype>/0.8b_gdn/threads:T the 0.8B shape's Gated DeltaNet layer's four GEMM calls
+//                                     (the input group, out, the FFN group, down) over 24
+//                                     distinct copies, back to back: the layers' stream
+// The shapes are the `small` preset's linear layers and its LM head (cold/ and layers/: the
+// published 0.8B shape's). Needs AVX-512 (the machine figures are AVX-512 loops); elsewhere it
+// says so and runs nothing.
 // Usage: gemm_bench --benchmark_format=json [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/aligned_buffer.h"
 #include "core/dtype.h"
+#include "core/huge_page_arena.h"
 #include "core/isa.h"
 #include "core/rng.h"
 #include "core/thread_pool.h"
@@ -329,7 +346,159 @@ void bm_group(benchmark::State& st, core::DType dt, int64_t M, int threads, bool
   st.counters["group_over_separate"] = b.best_s / a.best_s;
 }
 
+// A round trip between two threads, each spinning on its own line for the other's store: what
+// one hand-off of a cache line between these cores costs (every parallel_for pays several), and
+// an empty parallel_for of 2 tasks on 2 threads.
+void bm_hand_off(benchmark::State& st) {
+  struct alignas(64) Flag {
+    std::atomic<int64_t> v{0};
+  };
+  Flag ping, pong;
+  constexpr int64_t kTrips = 20000;
+  std::atomic<bool> stop{false};
+  std::thread other([&] {
+    for (int64_t i = 1; !stop.load(std::memory_order_relaxed); ++i) {
+      while (ping.v.load(std::memory_order_acquire) < i) {
+        if (stop.load(std::memory_order_relaxed)) return;
+        _mm_pause();
+      }
+      pong.v.store(i, std::memory_order_release);
+    }
+  });
+  core::ThreadPool pool(2);
+  int64_t sent = 0;
+  Trials trips, calls;
+  for (auto _ : st) {
+    trips.add(time_s([&] {
+      for (int64_t i = 0; i < kTrips; ++i) {
+        ping.v.store(++sent, std::memory_order_release);
+        while (pong.v.load(std::memory_order_acquire) < sent) _mm_pause();
+      }
+    }));
+    calls.add(time_s([&] {
+      for (int64_t i = 0; i < kTrips; ++i) pool.parallel_for(2, [](int64_t) {});
+    }));
+  }
+  stop.store(true);
+  ping.v.store(sent + 1, std::memory_order_release);
+  other.join();
+  st.counters["us_round_trip"] = trips.best_s * 1e6 / double(kTrips);
+  st.counters["us_parallel_for"] = calls.best_s * 1e6 / double(kTrips);
+}
+
+// Distinct copies of weights made from one f32 matrix (each copy differs in one element, so no
+// two share a panel), in huge-page arenas as a model's loader places them.
+std::vector<kernels::PackedWeight> weight_copies(int64_t N, int64_t K, core::DType dt,
+                                                 int64_t copies, uint64_t seed) {
+  core::Rng rng(seed);
+  std::vector<float> wf(size_t(N * K));
+  for (auto& v : wf) v = float(rng.uniform() - 0.5);
+  auto arena = std::make_shared<core::HugePageArena>();
+  std::vector<kernels::PackedWeight> ws;
+  for (int64_t i = 0; i < copies; ++i) {
+    wf[size_t(i)] += 0.25f;
+    ws.emplace_back(wf.data(), N, K, dt, arena);
+  }
+  return ws;
+}
+
+// A plain read of every copy's panels on the pool's threads (each copy split as bm_gemm splits
+// one weight): the bound for the same bytes at the same moment.
+double read_copies(core::ThreadPool& pool, const std::vector<const kernels::PackedWeight*>& ws) {
+  const int t = pool.n_threads();
+  return time_s([&] {
+    for (const kernels::PackedWeight* w : ws) {
+      const float* bytes = static_cast<const float*>(w->panel(0));
+      const int64_t part = w->storage_bytes() / 4 / t / 64 * 64;
+      pool.parallel_for(t, [&](int64_t i) { g_sink = read_stream(bytes + i * part, part); });
+    }
+  });
+}
+
+void bm_cold(benchmark::State& st, core::DType dt, int64_t K, int64_t N, int threads) {
+  const int64_t bytes_one = N * K * core::dtype_row_bytes(dt, 256) / 256;
+  const int64_t copies = std::max<int64_t>(2, (int64_t(220) << 20) / bytes_one);
+  const std::vector<kernels::PackedWeight> ws = weight_copies(N, K, dt, copies, uint64_t(K + N));
+  std::vector<const kernels::PackedWeight*> all;
+  double gb = 0;
+  for (const auto& w : ws) {
+    all.push_back(&w);
+    gb += double(w.storage_bytes()) / 1e9;
+  }
+  std::vector<float> x(static_cast<size_t>(K)), y(static_cast<size_t>(N));
+  core::Rng rng(3);
+  for (auto& v : x) v = float(rng.uniform() - 0.5);
+  core::ThreadPool pool(threads);
+  Trials t, rd;
+  for (auto _ : st) {
+    rd.add(read_copies(pool, all));
+    t.add(time_s([&] {
+      for (const auto& w : ws) kernels::gemm(x.data(), 1, K, w, y.data(), N, &pool);
+    }));
+    benchmark::ClobberMemory();
+  }
+  st.counters["copies"] = double(copies);
+  st.counters["mb_per_call"] = gb * 1e3 / double(copies);
+  st.counters["us_per_call_best"] = t.best_s * 1e6 / double(copies);
+  st.counters["weight_gbps"] = gb / t.mean_s();
+  st.counters["weight_gbps_best"] = gb / t.best_s;
+  st.counters["plain_read_gbps_best"] = gb / rd.best_s;
+  st.counters["frac_plain_read_best"] = rd.best_s / t.best_s;
+}
+
+// The 0.8B shape's Gated DeltaNet layer (hidden 1,024, qkv 6,144, z 2,048, beta and alpha 16,
+// FFN 3,584) as its forward calls the GEMMs, over 24 distinct copies.
+void bm_layers(benchmark::State& st, core::DType dt, int threads) {
+  struct Shape {
+    int64_t N, K;
+  };
+  const Shape shapes[] = {{6144, 1024}, {2048, 1024}, {16, 1024},   {16, 1024},
+                          {1024, 2048}, {3584, 1024}, {3584, 1024}, {1024, 3584}};
+  constexpr int kLayers = 24;
+  std::vector<std::vector<kernels::PackedWeight>> w;  // [shape][layer]
+  std::vector<const kernels::PackedWeight*> all;
+  double gb = 0;
+  for (size_t i = 0; i < std::size(shapes); ++i)
+    w.push_back(weight_copies(shapes[i].N, shapes[i].K, dt, kLayers, 11 + i));
+  for (int l = 0; l < kLayers; ++l) {
+    for (auto& s : w) {
+      all.push_back(&s[size_t(l)]);
+      gb += double(s[size_t(l)].storage_bytes()) / 1e9;
+    }
+  }
+  std::vector<float> x(3584), y(6144), y2(2048), yb(16), ya(16), yo(1024), yg(3584), yu(3584);
+  core::Rng rng(5);
+  for (auto& v : x) v = float(rng.uniform() - 0.5);
+  core::ThreadPool pool(threads);
+  Trials t, rd;
+  for (auto _ : st) {
+    rd.add(read_copies(pool, all));
+    t.add(time_s([&] {
+      for (int l = 0; l < kLayers; ++l) {
+        const size_t L = size_t(l);
+        const kernels::GemmOutput in[] = {{&w[0][L], y.data(), 6144},
+                                          {&w[1][L], y2.data(), 2048},
+                                          {&w[2][L], yb.data(), 16},
+                                          {&w[3][L], ya.data(), 16}};
+        kernels::gemm_group(x.data(), 1, 1024, in, &pool);
+        kernels::gemm(x.data(), 1, 2048, w[4][L], yo.data(), 1024, &pool);
+        const kernels::GemmOutput ffn[] = {{&w[5][L], yg.data(), 3584},
+                                           {&w[6][L], yu.data(), 3584}};
+        kernels::gemm_group(x.data(), 1, 1024, ffn, &pool);
+        kernels::gemm(x.data(), 1, 3584, w[7][L], yo.data(), 1024, &pool);
+      }
+    }));
+    benchmark::ClobberMemory();
+  }
+  st.counters["mb"] = gb * 1e3;
+  st.counters["weight_gbps"] = gb / t.mean_s();
+  st.counters["weight_gbps_best"] = gb / t.best_s;
+  st.counters["plain_read_gbps_best"] = gb / rd.best_s;
+  st.counters["frac_plain_read_best"] = rd.best_s / t.best_s;
+}
+
 void register_all() {
+  benchmark::RegisterBenchmark("machine/hand_off", bm_hand_off)->Iterations(20)->UseRealTime();
   for (int t : {1, 2}) {
     const std::string suffix = "/threads:" + std::to_string(t);
     benchmark::RegisterBenchmark(("machine/fma_peak" + suffix).c_str(), bm_fma_peak, t)
@@ -366,6 +535,25 @@ void register_all() {
                                  std::to_string(c.N) + "/threads:" + std::to_string(t);
         benchmark::RegisterBenchmark(name.c_str(), bm_gemm, c)->UseRealTime()->MinTime(0.3);
       }
+    }
+  }
+  // The 0.8B shape's decode calls, cold: [K in, N out] of the in-projection (its largest), z,
+  // out, down, and a call as large as a third of the tied head.
+  const Shape cold_shapes[] = {
+      {1024, 6144}, {1024, 2048}, {2048, 1024}, {3584, 1024}, {1024, 49152}};
+  for (core::DType dt : {core::DType::kQ4_K, core::DType::kQ8_0, core::DType::kBF16}) {
+    for (int t : {1, 2}) {
+      for (const Shape& s : cold_shapes) {
+        const std::string name = "cold/" + std::string(core::dtype_name(dt)) + "/K" +
+                                 std::to_string(s.K) + "/N" + std::to_string(s.N) +
+                                 "/threads:" + std::to_string(t);
+        benchmark::RegisterBenchmark(name.c_str(), bm_cold, dt, s.K, s.N, t)
+            ->Iterations(12)
+            ->UseRealTime();
+      }
+      const std::string name =
+          "layers/" + std::string(core::dtype_name(dt)) + "/0.8b_gdn/threads:" + std::to_string(t);
+      benchmark::RegisterBenchmark(name.c_str(), bm_layers, dt, t)->Iterations(12)->UseRealTime();
     }
   }
   for (core::DType dt : {core::DType::kF32, core::DType::kQ8_0, core::DType::kQ4_K}) {

@@ -415,35 +415,43 @@ double read_copies(core::ThreadPool& pool, const std::vector<const kernels::Pack
   });
 }
 
+// Each round a plain read of `all` and then run(), which reads the same weights; the counters
+// both share. Returns run()'s trials.
+template <typename F>
+Trials time_against_read(benchmark::State& st, core::ThreadPool& pool,
+                         const std::vector<const kernels::PackedWeight*>& all, F&& run) {
+  double gb = 0;
+  for (const kernels::PackedWeight* w : all) gb += double(w->storage_bytes()) / 1e9;
+  Trials t, rd;
+  for (auto _ : st) {
+    rd.add(read_copies(pool, all));
+    t.add(time_s(run));
+    benchmark::ClobberMemory();
+  }
+  st.counters["weight_gbps"] = gb / t.mean_s();
+  st.counters["weight_gbps_best"] = gb / t.best_s;
+  st.counters["plain_read_gbps_best"] = gb / rd.best_s;
+  st.counters["frac_plain_read_best"] = rd.best_s / t.best_s;
+  st.counters["mb"] = gb * 1e3;
+  return t;
+}
+
 void bm_cold(benchmark::State& st, core::DType dt, int64_t K, int64_t N, int threads) {
   const int64_t bytes_one = N * K * core::dtype_row_bytes(dt, 256) / 256;
   const int64_t copies = std::max<int64_t>(2, (int64_t(220) << 20) / bytes_one);
   const std::vector<kernels::PackedWeight> ws = weight_copies(N, K, dt, copies, uint64_t(K + N));
   std::vector<const kernels::PackedWeight*> all;
-  double gb = 0;
-  for (const auto& w : ws) {
-    all.push_back(&w);
-    gb += double(w.storage_bytes()) / 1e9;
-  }
+  for (const auto& w : ws) all.push_back(&w);
   std::vector<float> x(static_cast<size_t>(K)), y(static_cast<size_t>(N));
   core::Rng rng(3);
   for (auto& v : x) v = float(rng.uniform() - 0.5);
   core::ThreadPool pool(threads);
-  Trials t, rd;
-  for (auto _ : st) {
-    rd.add(read_copies(pool, all));
-    t.add(time_s([&] {
-      for (const auto& w : ws) kernels::gemm(x.data(), 1, K, w, y.data(), N, &pool);
-    }));
-    benchmark::ClobberMemory();
-  }
+  const Trials t = time_against_read(st, pool, all, [&] {
+    for (const auto& w : ws) kernels::gemm(x.data(), 1, K, w, y.data(), N, &pool);
+  });
   st.counters["copies"] = double(copies);
-  st.counters["mb_per_call"] = gb * 1e3 / double(copies);
+  st.counters["mb_per_call"] = st.counters["mb"] / double(copies);
   st.counters["us_per_call_best"] = t.best_s * 1e6 / double(copies);
-  st.counters["weight_gbps"] = gb / t.mean_s();
-  st.counters["weight_gbps_best"] = gb / t.best_s;
-  st.counters["plain_read_gbps_best"] = gb / rd.best_s;
-  st.counters["frac_plain_read_best"] = rd.best_s / t.best_s;
 }
 
 // The 0.8B shape's Gated DeltaNet layer (hidden 1,024, qkv 6,144, z 2,048, beta and alpha 16,
@@ -457,44 +465,29 @@ void bm_layers(benchmark::State& st, core::DType dt, int threads) {
   constexpr int kLayers = 24;
   std::vector<std::vector<kernels::PackedWeight>> w;  // [shape][layer]
   std::vector<const kernels::PackedWeight*> all;
-  double gb = 0;
   for (size_t i = 0; i < std::size(shapes); ++i)
     w.push_back(weight_copies(shapes[i].N, shapes[i].K, dt, kLayers, 11 + i));
   for (int l = 0; l < kLayers; ++l) {
-    for (auto& s : w) {
-      all.push_back(&s[size_t(l)]);
-      gb += double(s[size_t(l)].storage_bytes()) / 1e9;
-    }
+    for (auto& s : w) all.push_back(&s[size_t(l)]);
   }
   std::vector<float> x(3584), y(6144), y2(2048), yb(16), ya(16), yo(1024), yg(3584), yu(3584);
   core::Rng rng(5);
   for (auto& v : x) v = float(rng.uniform() - 0.5);
   core::ThreadPool pool(threads);
-  Trials t, rd;
-  for (auto _ : st) {
-    rd.add(read_copies(pool, all));
-    t.add(time_s([&] {
-      for (int l = 0; l < kLayers; ++l) {
-        const size_t L = size_t(l);
-        const kernels::GemmOutput in[] = {{&w[0][L], y.data(), 6144},
-                                          {&w[1][L], y2.data(), 2048},
-                                          {&w[2][L], yb.data(), 16},
-                                          {&w[3][L], ya.data(), 16}};
-        kernels::gemm_group(x.data(), 1, 1024, in, &pool);
-        kernels::gemm(x.data(), 1, 2048, w[4][L], yo.data(), 1024, &pool);
-        const kernels::GemmOutput ffn[] = {{&w[5][L], yg.data(), 3584},
-                                           {&w[6][L], yu.data(), 3584}};
-        kernels::gemm_group(x.data(), 1, 1024, ffn, &pool);
-        kernels::gemm(x.data(), 1, 3584, w[7][L], yo.data(), 1024, &pool);
-      }
-    }));
-    benchmark::ClobberMemory();
-  }
-  st.counters["mb"] = gb * 1e3;
-  st.counters["weight_gbps"] = gb / t.mean_s();
-  st.counters["weight_gbps_best"] = gb / t.best_s;
-  st.counters["plain_read_gbps_best"] = gb / rd.best_s;
-  st.counters["frac_plain_read_best"] = rd.best_s / t.best_s;
+  time_against_read(st, pool, all, [&] {
+    for (int l = 0; l < kLayers; ++l) {
+      const size_t L = size_t(l);
+      const kernels::GemmOutput in[] = {{&w[0][L], y.data(), 6144},
+                                        {&w[1][L], y2.data(), 2048},
+                                        {&w[2][L], yb.data(), 16},
+                                        {&w[3][L], ya.data(), 16}};
+      kernels::gemm_group(x.data(), 1, 1024, in, &pool);
+      kernels::gemm(x.data(), 1, 2048, w[4][L], yo.data(), 1024, &pool);
+      const kernels::GemmOutput ffn[] = {{&w[5][L], yg.data(), 3584}, {&w[6][L], yu.data(), 3584}};
+      kernels::gemm_group(x.data(), 1, 1024, ffn, &pool);
+      kernels::gemm(x.data(), 1, 3584, w[7][L], yo.data(), 1024, &pool);
+    }
+  });
 }
 
 void register_all() {

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 72;
+inline constexpr int kKernelVersion = 73;
 
 }  // namespace anchorage::kernels

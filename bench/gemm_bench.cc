@@ -457,10 +457,10 @@ void bm_cold(benchmark::State& st, core::DType dt, int64_t K, int64_t N, int thr
 // The 0.8B shape's Gated DeltaNet layer (hidden 1,024, qkv 6,144, z 2,048, beta and alpha 16,
 // FFN 3,584) as its forward calls the GEMMs, over 24 distinct copies.
 void bm_layers(benchmark::State& st, core::DType dt, int threads) {
-  struct Shape {
-    int64_t N, K;
+  struct Layer {
+    int64_t N, K;  // out, in
   };
-  const Shape shapes[] = {{6144, 1024}, {2048, 1024}, {16, 1024},   {16, 1024},
+  const Layer shapes[] = {{6144, 1024}, {2048, 1024}, {16, 1024},   {16, 1024},
                           {1024, 2048}, {3584, 1024}, {3584, 1024}, {1024, 3584}};
   constexpr int kLayers = 24;
   std::vector<std::vector<kernels::PackedWeight>> w;  // [shape][layer]

@@ -19,12 +19,12 @@ void gdn_gates(const float* b, int64_t ldb, const float* a, int64_t lda, int64_t
 
 // §2.7. One task per (value head, block of state columns); the columns of S never mix, so the
 // split changes no bit. A task of several tokens takes 64 columns through all of them, so its
-// 32 KiB of S stays in L1; a decode step (T = 1) keeps nothing between tokens and takes 128
-// columns, a whole row of a 128-wide head read as one run (gdn_impl.h, kGdnDecodeVectors).
+// 32 KiB of S stays in L1; a decode step (T = 1) keeps nothing between tokens and takes
+// kGdnDecodeColumns, a whole row of a 128-wide head read as one run (gdn.h).
 void gdn_recurrence(const GdnDims& dims, int64_t T, const float* q, int64_t ldq, const float* k,
                     int64_t ldk, const float* v, int64_t ldv, const float* beta, const float* g,
                     float* S, float* o, int64_t ldo, core::ThreadPool* pool) {
-  const int64_t task_columns = T == 1 ? 128 : 64;
+  const int64_t task_columns = T == 1 ? kGdnDecodeColumns : 64;
   const int64_t blocks = (dims.d_v + task_columns - 1) / task_columns;
   const VectorKernelTable& kt = vector_kernels();
   core::parallel_for(pool, dims.n_v * blocks, [&](int64_t task) {

@@ -18,6 +18,10 @@ struct GdnDims {
   int64_t key_head(int64_t h) const { return tiled ? h % n_k : h / (n_v / n_k); }
 };
 
+// State columns a decode step (T = 1) takes a task and walks at once: a whole row of a 128-wide
+// head's S, read and written as one run of 512 bytes (gdn.cc; gdn_impl.h's kGdnDecodeVectors).
+inline constexpr int64_t kGdnDecodeColumns = 128;
+
 // §2.5 gates, for T rows of n_v values: beta = sigmoid(b); g = A[h] * softplus(a + dt_bias[h])
 // where A = -exp(A_log) (GGUF ssm_a). b, a: [T][ld]; beta, g: [T][n_v]. Scalar code (the
 // functions of activation.h; a + dt_bias rounded to fp32 first), calling thread only.
@@ -34,7 +38,8 @@ void gdn_gates(const float* b, int64_t ldb, const float* a, int64_t lda, int64_t
 // S[i][j] = fma(k[i], δ, S[i][j]); o = fma(S[i][j], q[i], o) from +0. Columns j never mix, so
 // the state is vectorised along j with no horizontal sum: the same bits in every ISA. Tasks
 // of (value head, 64 state columns) are split over the pool's threads (pool may be null), each
-// running all T tokens, so its slice of S stays in L1.
+// running all T tokens, so its slice of S stays in L1; a decode step (T = 1) takes
+// kGdnDecodeColumns a task instead. Neither split changes a bit.
 void gdn_recurrence(const GdnDims& dims, int64_t T, const float* q, int64_t ldq, const float* k,
                     int64_t ldk, const float* v, int64_t ldv, const float* beta, const float* g,
                     float* S, float* o, int64_t ldo, core::ThreadPool* pool);

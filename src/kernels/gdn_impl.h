@@ -22,12 +22,13 @@ constexpr int kGdnVectors = 4;
 #else
 constexpr int kGdnVectors = 2;
 #endif
-// V16 of columns a decode step (T = 1) takes at once: 8, so each of S's rows of a 128-wide head
-// is read and written as one run of 512 bytes, where kGdnVectors' blocks read it in strided
-// parts. A decode step keeps no state in L1 between tokens, so nothing is lost; on AVX2 its 16
-// accumulators spill, and it is faster still. The 0.8B decode's recurrence took 0.97 ms a token
-// before and 0.54 after on AVX-512, 0.83 and 0.56 on AVX2 (docs/kernels.md, gdn_recurrence).
-constexpr int kGdnDecodeVectors = 8;
+// V16 of columns a decode step (T = 1) takes at once (kernels/gdn.h's kGdnDecodeColumns: 8), so
+// each of S's rows of a 128-wide head is read and written as one run of 512 bytes, where
+// kGdnVectors' blocks read it in strided parts. A decode step keeps no state in L1 between tokens,
+// so nothing is lost; on AVX2 its 16 accumulators spill, and it is faster still. The 0.8B decode's
+// recurrence took 0.97 ms a token before and 0.54 after on AVX-512, 0.83 and 0.56 on AVX2
+// (docs/kernels.md, gdn_recurrence).
+constexpr int kGdnDecodeVectors = int(kGdnDecodeColumns / 16);
 
 // The state columns [c0, c0 + 16·NB) of head h through T tokens; unless kFull, the last V16
 // has `last` lanes.

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 73;
+inline constexpr int kKernelVersion = 74;
 
 }  // namespace anchorage::kernels

@@ -1,10 +1,11 @@
-// The element-wise kernels (norms, activations, RoPE, conv1d, GDN gates and recurrence) at the
+// The element-wise kernels (norms, activations, RoPE, conv1d, GDN gates and recurrence) and the
+// integer-dot GEMM's activation quantizer (one row of 1,024 and 3,584 inputs), at the
 // `small` model's shapes (H 512; GDN n_k 4, n_v 8, d_k = d_v = 128, conv_dim 2048, K 4; attention
 // 4 query / 2 KV heads of 128, R 32; FFN 1536), for T = 1 (decode) and T = 1024 (a prefill
 // chunk), in every ISA this CPU runs. Prints Google Benchmark's output; JSON with
 // --benchmark_format=json. items_per_second counts f32 elements produced (GDN: state elements
-// updated, n_v·d_k·d_v a token; argmax: logits read). BM_parallel_for_calls times the thread
-// pool's hand-off.
+// updated, n_v·d_k·d_v a token; argmax: logits read; the activation quantizer: inputs).
+// BM_parallel_for_calls times the thread pool's hand-off.
 //
 //   build-kern/bench/kernels_bench --benchmark_format=json --benchmark_min_time=0.2
 #include <benchmark/benchmark.h>
@@ -22,6 +23,7 @@
 #include "kernels/conv1d.h"
 #include "kernels/gdn.h"
 #include "kernels/norm.h"
+#include "kernels/quant_dot.h"
 #include "kernels/rope.h"
 
 namespace anchorage::kernels {
@@ -129,6 +131,24 @@ void BM_swiglu(benchmark::State& state) {
     benchmark::DoNotOptimize(y.data());
   }
   set_items(state, n);
+}
+
+// The integer-dot GEMM's activation quantizer (kernels/quant_dot.h) on one row of K inputs: at
+// M = 1 the calling thread runs it alone before a quantized GEMM's blocks go to the pool.
+// range(2): 0 the 32-input blocks of Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL; 1 the 256-input
+// ones of the K-quants and IQ4_XS. items_per_second counts inputs.
+void BM_quantize_act(benchmark::State& state) {
+  IsaArg isa(state);
+  if (!isa.ok()) return;
+  const int64_t K = state.range(0);
+  const core::DType t = state.range(2) ? core::DType::kQ4_K : core::DType::kQ8_0;
+  const std::vector<float> x = random_floats(K, 7);
+  std::vector<uint8_t> row(size_t(act_format(t, K).row_bytes));
+  for (auto _ : state) {
+    quantize_act_row(t, x.data(), K, row.data());
+    benchmark::DoNotOptimize(row.data());
+  }
+  set_items(state, K);
 }
 
 // The attention output gate: T·n_q rows of D, gate interleaved with stride 2D.
@@ -295,6 +315,13 @@ BENCHMARK(BM_l2norm_qk)->Apply(isa_args);
 BENCHMARK(BM_gated_rmsnorm)->Apply(isa_args);
 BENCHMARK(BM_swiglu)->Apply(isa_args);
 BENCHMARK(BM_mul_sigmoid)->Apply(isa_args);
+BENCHMARK(BM_quantize_act)->Apply([](benchmark::internal::Benchmark* b) {
+  for (int64_t K : {1024, 3584}) {
+    for (int isa = 0; isa <= int(core::detected_isa()); ++isa) {
+      for (int64_t k_quant : {0, 1}) b->Args({K, isa, k_quant});
+    }
+  }
+});
 BENCHMARK(BM_add)->Apply(isa_args);
 BENCHMARK(BM_argmax_plain_loop);
 BENCHMARK(BM_argmax)->Apply([](benchmark::internal::Benchmark* b) {

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 74;
+inline constexpr int kKernelVersion = 75;
 
 }  // namespace anchorage::kernels

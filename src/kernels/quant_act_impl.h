@@ -1,6 +1,9 @@
-// The activation quantizer's loops (quant_dot.h), compiled once per ISA: quant_dot.cc (plain
-// x86-64), quant_act_avx2.cc and quant_act_avx512.cc include this header (CMakeLists.txt builds
-// the two at -O3 with their ISA's flags so the loops vectorize). Every step is an exactly
+// The activation quantizer's operations (quant_dot.h), as the reference loops quantize_row_any
+// runs: the scalar path (quant_dot.cc) and the fallback of the vector builds. quant_act_avx2.cc
+// and quant_act_avx512.cc run the same operations 8 / 16 inputs at a time with intrinsics; the
+// loops here, built at -O3 and left to the compiler to vectorize (until 2026-12-07), quantized a
+// decode step's rows at 0.44 ns an input (256-input blocks) and 1.0 ns (32-input blocks), serial
+// work on the calling thread of every quantized GEMM (docs/kernels.md). Every step is an exactly
 // rounded IEEE operation or an integer one (no contraction: -ffp-contract=off), so every build
 // writes the same bytes (tests/kernels/gemm_int8_test.cc QuantizeAct.EveryIsaWritesTheSameBytes).
 #pragma once

@@ -229,9 +229,28 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, GemmInt8,
                            return std::string(core::dtype_name(info.param));
                          });
 
-// The quantizer's loops are built for every ISA (quant_act_impl.h): each writes the bytes of the
-// plain build, for random rows, ties, zeros, signed zeros, subnormals, huge values, inf and NaN,
-// in both formats (32-input blocks and the K-quants' 256).
+// Quantizes x in both formats (32-input blocks and the K-quants' 256) with every ISA and
+// compares the bytes with the plain build's (memcmp, every byte of the row).
+void expect_every_isa_writes_the_same_bytes(const std::vector<float>& x, const std::string& what) {
+  const int64_t K = int64_t(x.size());
+  for (DType t : {DType::kQ8_0, DType::kQ4_K}) {
+    const ActFormat f = act_format(t, K);
+    std::vector<uint8_t> want(size_t(f.row_bytes), 0xcd);
+    core::set_active_isa(Isa::kScalar);
+    quantize_act_row(t, x.data(), K, want.data());
+    for (Isa isa : runnable_isas()) {
+      core::set_active_isa(isa);
+      std::vector<uint8_t> got(size_t(f.row_bytes), 0xcd);
+      quantize_act_row(t, x.data(), K, got.data());
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size()))
+          << core::isa_name(isa) << " " << core::dtype_name(t) << " " << what;
+    }
+  }
+}
+
+// The quantizer is built for every ISA (quant_act_impl.h, quant_act_avx2.cc, quant_act_avx512.cc):
+// each writes the bytes of the plain build, for random rows, ties, zeros, signed zeros, subnormals,
+// huge values, inf and NaN, in both formats (32-input blocks and the K-quants' 256).
 TEST(QuantizeAct, EveryIsaWritesTheSameBytes) {
   Int8Scope scope;
   const int64_t K = 1024;
@@ -246,17 +265,43 @@ TEST(QuantizeAct, EveryIsaWritesTheSameBytes) {
   x[700] = std::numeric_limits<float>::quiet_NaN();
   for (int64_t k = 768; k < 800; ++k) x[size_t(k)] = float(k - 784) + 0.5f;  // ties at d = 1
   x[800] = 127.0f;
-  for (DType t : {DType::kQ8_0, DType::kQ4_K}) {
-    const ActFormat f = act_format(t, K);
-    std::vector<uint8_t> want(size_t(f.row_bytes), 0xcd);
-    core::set_active_isa(Isa::kScalar);
-    quantize_act_row(t, x.data(), K, want.data());
-    for (Isa isa : runnable_isas()) {
-      core::set_active_isa(isa);
-      std::vector<uint8_t> got(size_t(f.row_bytes), 0xcd);
-      quantize_act_row(t, x.data(), K, got.data());
-      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size()))
-          << core::isa_name(isa) << " " << core::dtype_name(t);
+  expect_every_isa_writes_the_same_bytes(x, "");
+}
+
+// The vector quantizers against the reference loops on many rows: every K shape a model
+// uses, blocks of any scale (a power of two as the block's max makes d exact, so the block's
+// half-way values are exact ties), and blocks of zeros, -0, denormals, inf and NaN.
+TEST(QuantizeAct, EveryIsaWritesTheSameBytesOnManyRows) {
+  Int8Scope scope;
+  core::Rng rng(77);
+  for (int64_t K : {256, 1024, 2048, 3584}) {
+    for (int row = 0; row < 40; ++row) {
+      std::vector<float> x = random_floats(K, 1000 + uint64_t(row) * 7 + uint64_t(K));
+      for (int64_t b = 0; b < K / 32; ++b) {
+        float* xb = x.data() + b * 32;
+        const uint64_t kind = rng.next_u64() % 8;
+        const float scale = std::ldexp(1.0f, int(rng.next_u64() % 60) - 30);
+        for (int i = 0; i < 32; ++i) xb[i] *= scale;
+        if (kind == 1) {  // ties: max 127 * 2^e, values (k + 0.5) * 2^e
+          xb[0] = 127.0f * scale;
+          for (int i = 1; i < 32; ++i)
+            xb[i] = (float(int(rng.next_u64() % 253) - 126) + 0.5f) * scale;
+        } else if (kind == 2) {
+          for (int i = 0; i < 32; ++i) xb[i] = (i % 3 == 0) ? -0.0f : 0.0f;
+        } else if (kind == 3) {
+          xb[rng.next_u64() % 32] =
+              std::numeric_limits<float>::denorm_min() * float(rng.next_u64() % 9);
+          xb[rng.next_u64() % 32] = -std::numeric_limits<float>::denorm_min();
+        } else if (kind == 4 && rng.next_u64() % 4 == 0) {
+          xb[rng.next_u64() % 32] =
+              (rng.next_u64() % 2 ? 1.0f : -1.0f) * std::numeric_limits<float>::infinity();
+        } else if (kind == 5 && rng.next_u64() % 4 == 0) {
+          xb[rng.next_u64() % 32] = std::numeric_limits<float>::quiet_NaN();
+        }
+      }
+      expect_every_isa_writes_the_same_bytes(
+          x, "K " + std::to_string(K) + " row " + std::to_string(row));
+      if (HasFailure()) return;
     }
   }
 }

@@ -8,6 +8,12 @@
 //                                              evicted before each call (96 MiB read, not
 //                                              timed), as a decode step's layer meets them;
 //                                              the call stores the step's K/V row first
+//   attention_0.8b_warm/<dtype>/ctx:C/T:1/threads:1  the same step with K and V left in the
+//                                              caches by the previous call (in L3: 2 MiB of
+//                                              bf16 K/V at 1k, 16 MiB at 8k), so the kernel's
+//                                              own speed shows: gflops against the core's FMA
+//                                              rate (AMD EPYC Zen 5: 2 zmm FMAs a cycle,
+//                                              224 GFLOP/s at 3.5 GHz)
 // Counters: gflops (4·D FLOPs per query head per key: the q·k and p·V multiply-adds; exp and
 // softmax bookkeeping not counted) per wall second and per CPU second of our threads (robust to
 // other jobs on a shared machine), us_per_call; decode adds kv_gbps (and _per_cpu), the K and V
@@ -150,6 +156,16 @@ void register_all() {
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond);
       }
+    }
+  }
+  for (core::DType dt : {core::DType::kF32, core::DType::kBF16}) {
+    for (int64_t ctx : {1024, 8192}) {
+      const std::string name = "attention_0.8b_warm/" + std::string(core::dtype_name(dt)) +
+                               "/ctx:" + std::to_string(ctx) + "/T:1/threads:1";
+      benchmark::RegisterBenchmark(name.c_str(), bm_attention,
+                                   AttnCase{ctx, 1, dt, 1, 8, 2, 256, false})
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
     }
   }
 }

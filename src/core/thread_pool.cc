@@ -3,6 +3,8 @@
 #include <immintrin.h>
 #include <sched.h>
 
+#include "core/check.h"
+
 namespace anchorage::core {
 
 namespace {
@@ -37,15 +39,26 @@ int ThreadPool::hardware_threads() {
   return n == 0 ? 1 : int(n);
 }
 
+bool ThreadPool::claim(Range& r, bool from_back, int64_t* task) {
+  uint64_t s = r.span.load(std::memory_order_relaxed);
+  for (;;) {
+    const uint64_t next = s >> 32, end = s & 0xffffffffu;
+    if (next >= end) return false;
+    // The owner moves next up, a thief moves end down: each word names one claimant per task.
+    const uint64_t want = from_back ? s - 1 : s + (uint64_t(1) << 32);
+    if (r.span.compare_exchange_weak(s, want, std::memory_order_relaxed)) {
+      *task = int64_t(from_back ? end - 1 : next);
+      return true;
+    }
+  }
+}
+
 void ThreadPool::run_tasks(int self) {
-  // Its own range, then the others' leftovers, each task claimed once by a fetch_add.
+  // Its own range front to back, then the others' leftovers from their backs.
+  int64_t t = 0;
   for (int k = 0; k < n_threads_; ++k) {
     Range& r = ranges_[size_t((self + k) % n_threads_)];
-    for (;;) {
-      const int64_t t = r.next.fetch_add(1, std::memory_order_relaxed);
-      if (t >= r.end) break;
-      (*fn_)(t);
-    }
+    while (claim(r, k > 0, &t)) (*fn_)(t);
   }
 }
 
@@ -84,14 +97,16 @@ void ThreadPool::worker_loop(int self) {
 
 void ThreadPool::parallel_for(int64_t n_tasks, const std::function<void(int64_t)>& fn) {
   if (n_tasks <= 0) return;
+  ANCHORAGE_CHECK(n_tasks < (int64_t(1) << 31));
   if (workers_.empty() || n_tasks == 1) {
     for (int64_t t = 0; t < n_tasks; ++t) fn(t);
     return;
   }
   fn_ = &fn;
   for (int i = 0; i < n_threads_; ++i) {
-    ranges_[size_t(i)].next.store(n_tasks * i / n_threads_, std::memory_order_relaxed);
-    ranges_[size_t(i)].end = n_tasks * (i + 1) / n_threads_;
+    const uint64_t begin = uint64_t(n_tasks * i / n_threads_);
+    const uint64_t end = uint64_t(n_tasks * (i + 1) / n_threads_);
+    ranges_[size_t(i)].span.store(begin << 32 | end, std::memory_order_relaxed);
   }
   active_.store(int(workers_.size()), std::memory_order_relaxed);
   // A decode's back-to-back calls find every worker spinning: no mutex, no futex. A worker

@@ -3,12 +3,15 @@
 // on how many threads there are (docs/architecture.md §4).
 //
 // Each thread owns a contiguous range of the tasks (thread i: [i n / T, (i + 1) n / T)) and runs
-// it first; a thread that runs out takes what is left of the others' ranges. So on a steady
-// machine a decode step's calls, which repeat the same task lists token after token, give every
-// thread the same panels and the same recurrent heads each time: they stay in that core's
-// caches instead of moving between cores (on the 2-vCPU VMs we measure on, the move cost more
-// than the second thread gained: docs/performance.md "Threads"). A preempted thread's tasks are
-// still taken by the others.
+// it first, front to back; a thread that runs out takes what is left of the others' ranges from
+// their back ends. So on a steady machine a decode step's calls, which repeat the same task
+// lists token after token, give every thread the same panels and the same recurrent heads each
+// time: they stay in that core's caches instead of moving between cores (on the 2-vCPU VMs we
+// measure on, the move cost more than the second thread gained: docs/performance.md "Threads").
+// A preempted thread's tasks are still taken by the others; and since a thief takes the last
+// task of a range, the owner's walk through its range (a GEMM's weights, which the memory
+// streams ahead of it) is never cut, and the thief does not take the task whose bytes the
+// owner's stream has already fetched.
 // parallel_for may be called from one thread at a time (the engine thread); it blocks until
 // every task has run, and the calling thread runs tasks too.
 //
@@ -40,6 +43,7 @@ class ThreadPool {
   int n_threads() const { return n_threads_; }
 
   // Runs fn(task) for task in [0, n_tasks), spread over the threads; returns when all ran.
+  // n_tasks < 2^31.
   void parallel_for(int64_t n_tasks, const std::function<void(int64_t task)>& fn);
 
   // The number of hardware threads this process may use (at least 1).
@@ -49,12 +53,16 @@ class ThreadPool {
   void worker_loop(int self);
   void run_tasks(int self);
 
-  // One thread's tasks of the current parallel_for: next to claim, and the end (one line each,
-  // so claiming does not bounce the others' counters between cores).
+  // One thread's unclaimed tasks of the current parallel_for, [next, end) packed as next << 32 |
+  // end in one word, so the owner (next + 1) and a thief (end - 1) claim with one
+  // compare-exchange each and never the same task (one line each, so claiming does not bounce
+  // the others' counters between cores).
   struct alignas(64) Range {
-    std::atomic<int64_t> next{0};
-    int64_t end = 0;
+    std::atomic<uint64_t> span{0};
   };
+  // Claims the next task of r from its front (the owner) or its back (a thief); false when r
+  // is empty.
+  static bool claim(Range& r, bool from_back, int64_t* task);
 
   int n_threads_;
   std::vector<std::thread> workers_;

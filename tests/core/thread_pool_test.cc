@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -86,6 +87,43 @@ TEST(ThreadPool, AHeldUpThreadsRangeIsTakenByTheOthers) {
   }
   ASSERT_TRUE(held);
   EXPECT_TRUE(all_ran);
+}
+
+// A thief takes a range from its back and walks it down, so the owner's walk from the front is
+// never cut: while the caller is held in its first task (0), the worker runs its own range
+// front to back (10 .. 19) and then the caller's from the back (9 down to 1). (With a thief
+// taking the next task at the front it ran 1 .. 9.)
+TEST(ThreadPool, AThiefTakesARangeFromItsBack) {
+  ThreadPool pool(2);
+  const auto me = std::this_thread::get_id();
+  const int64_t n = 20;
+  bool held = false;
+  std::vector<int64_t> worker_order;
+  for (int round = 0; round < 100 && !held; ++round) {
+    std::atomic<int64_t> done{0};
+    std::mutex mu;
+    std::vector<int64_t> order;
+    pool.parallel_for(n, [&](int64_t t) {
+      if (std::this_thread::get_id() == me) {
+        if (!held && t == 0) {
+          held = true;
+          const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+          while (done.load() < n - 1 && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+      } else {
+        std::lock_guard<std::mutex> lk(mu);
+        order.push_back(t);
+      }
+      done.fetch_add(1);
+    });
+    if (held) worker_order = order;
+  }
+  ASSERT_TRUE(held);
+  std::vector<int64_t> want;
+  for (int64_t t = 10; t < 20; ++t) want.push_back(t);
+  for (int64_t t = 9; t >= 1; --t) want.push_back(t);
+  EXPECT_EQ(worker_order, want);
 }
 
 TEST(ThreadPool, UsesMoreThanOneThreadWhenAsked) {

@@ -69,12 +69,16 @@ class ThreadPool {
   std::mutex mu_;
   std::condition_variable start_cv_;
   std::condition_variable done_cv_;
-  std::atomic<uint64_t> generation_{0};  // bumped (under mu_) to start a parallel_for
-  std::atomic<bool> stop_{false};
-  std::atomic<int> active_{0};             // workers still inside the current parallel_for
-  std::atomic<int> sleepers_{0};           // workers waiting on start_cv_
-  std::atomic<bool> caller_waits_{false};  // the caller waits on done_cv_
+  // Three lines, so a call's hand-off moves each between the cores only as its protocol needs:
+  // what the caller writes to start a call (the generation and the task function), what the
+  // workers write as they finish (active_), and the flags that change only when a thread
+  // sleeps or the pool stops.
+  alignas(64) std::atomic<uint64_t> generation_{0};  // bumped to start a parallel_for
   const std::function<void(int64_t)>* fn_ = nullptr;
+  alignas(64) std::atomic<int> active_{0};    // workers still inside the current parallel_for
+  alignas(64) std::atomic<int> sleepers_{0};  // workers waiting on start_cv_
+  std::atomic<bool> caller_waits_{false};     // the caller waits on done_cv_
+  std::atomic<bool> stop_{false};
   std::unique_ptr<Range[]> ranges_;  // n_threads_ of them; the caller is thread 0
 };
 

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 75;
+inline constexpr int kKernelVersion = 76;
 
 }  // namespace anchorage::kernels

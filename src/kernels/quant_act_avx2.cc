@@ -3,6 +3,7 @@
 // why each gives the reference's bytes).
 #include <immintrin.h>
 
+#include "core/check.h"
 #include "kernels/quant_act_impl.h"
 
 namespace anchorage::kernels::quant_detail {
@@ -28,10 +29,7 @@ inline int32_t sum8(__m256i v) {
 
 void quantize_row_avx2(const float* x, int64_t K, int64_t block, int64_t sum_block, int8_t* q,
                        float* d, int32_t* s) {
-  if (block % 32 != 0 || (sum_block != 16 && sum_block != 32)) {
-    quantize_row_any(x, K, block, sum_block, q, d, s);
-    return;
-  }
+  ANCHORAGE_CHECK(block % 32 == 0 && (sum_block == 16 || sum_block == 32));
   const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff);
   for (int64_t b = 0; b < K / block; ++b) {
     const float* xb = x + b * block;
@@ -43,9 +41,8 @@ void quantize_row_avx2(const float* x, int64_t K, int64_t block, int64_t sum_blo
     __m128i m4 = _mm_max_epu32(_mm256_castsi256_si128(mx), _mm256_extracti128_si256(mx, 1));
     m4 = _mm_max_epu32(m4, _mm_shuffle_epi32(m4, _MM_SHUFFLE(1, 0, 3, 2)));
     m4 = _mm_max_epu32(m4, _mm_shuffle_epi32(m4, _MM_SHUFFLE(2, 3, 0, 1)));
-    const float db = std::bit_cast<float>(uint32_t(_mm_cvtsi128_si32(m4))) / 127.0f;
-    const float idb = db != 0.0f ? 1.0f / db : 0.0f;
-    d[b] = db;
+    float idb;
+    d[b] = block_scale(uint32_t(_mm_cvtsi128_si32(m4)), &idb);
     const __m256 id = _mm256_set1_ps(idb);
     int8_t* qb = q + b * block;
     int32_t* sb = s + b * block / sum_block;

@@ -12,6 +12,7 @@
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 
+#include "core/check.h"
 #include "kernels/quant_act_impl.h"
 
 namespace anchorage::kernels::quant_detail {
@@ -30,21 +31,15 @@ inline __m512i quant16(const float* x, __m512 id) {
 
 void quantize_row_avx512(const float* x, int64_t K, int64_t block, int64_t sum_block, int8_t* q,
                          float* d, int32_t* s) {
-  // Blocks of 32 or 256 inputs, sums over 16 or 32 (quant_dot.cc act_format); anything else
-  // takes the reference's loops.
-  if (block % 32 != 0 || (sum_block != 16 && sum_block != 32)) {
-    quantize_row_any(x, K, block, sum_block, q, d, s);
-    return;
-  }
+  ANCHORAGE_CHECK(block % 32 == 0 && (sum_block == 16 || sum_block == 32));
   const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff);
   for (int64_t b = 0; b < K / block; ++b) {
     const float* xb = x + b * block;
     __m512i mx = _mm512_setzero_si512();
     for (int64_t i = 0; i < block; i += 16)
       mx = _mm512_max_epu32(mx, _mm512_and_si512(_mm512_loadu_si512(xb + i), abs_mask));
-    const float db = std::bit_cast<float>(uint32_t(_mm512_reduce_max_epu32(mx))) / 127.0f;
-    const float idb = db != 0.0f ? 1.0f / db : 0.0f;
-    d[b] = db;
+    float idb;
+    d[b] = block_scale(uint32_t(_mm512_reduce_max_epu32(mx)), &idb);
     const __m512 id = _mm512_set1_ps(idb);
     int8_t* qb = q + b * block;
     int32_t* sb = s + b * block / sum_block;

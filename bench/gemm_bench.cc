@@ -534,7 +534,11 @@ void register_all() {
   // out, down, and a call as large as a third of the tied head.
   const Shape cold_shapes[] = {
       {1024, 6144}, {1024, 2048}, {2048, 1024}, {3584, 1024}, {1024, 49152}};
-  for (core::DType dt : {core::DType::kQ4_K, core::DType::kQ8_0, core::DType::kBF16}) {
+  for (core::DType dt :
+       {core::DType::kQ4_K, core::DType::kQ8_0, core::DType::kBF16, core::DType::kQ2_K,
+        core::DType::kQ3_K, core::DType::kQ5_K, core::DType::kQ6_K, core::DType::kIQ4_XS,
+        core::DType::kQ4_0, core::DType::kQ4_1, core::DType::kQ5_0, core::DType::kQ5_1,
+        core::DType::kIQ4_NL, core::DType::kF16}) {
     for (int t : {1, 2}) {
       for (const Shape& s : cold_shapes) {
         const std::string name = "cold/" + std::string(core::dtype_name(dt)) + "/K" +

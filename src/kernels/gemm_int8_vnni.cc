@@ -688,6 +688,10 @@ template <int R, bool kQ3>
 void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq,
                   int64_t xd_off, int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
   constexpr int kBlockBytes = kQ3 ? 110 : 84, kQs = kQ3 ? 0 : 16, kOff = kQ3 ? 4 : 0;
+  // How many k blocks ahead the prefetch runs. Q2_K's 2,688-byte blocks are the smallest: one
+  // ahead left its stream at ~0.6 of the read pass in a decode step, two ahead gave 10-13 % off
+  // its GEMMs' time (docs/kernels.md "Prefetch"); Q3_K ran no faster two ahead.
+  constexpr int kAhead = kQ3 ? 1 : 2;
   const __m512i ph = _mm512_load_si512(kPerms.halves);
   const __m512i m15 = _mm512_set1_epi32(15);
   alignas(64) int16_t scw[kQ3 ? 16 : 1][32];  // Q3_K: the sub-blocks' sc - 32
@@ -711,7 +715,7 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
           for (int r = 0; r < R; ++r) is[t][r][0] = is[t][r][1] = _mm512_setzero_si512();
 #pragma GCC unroll 4
         for (int g = 4 * sub; g < 4 * sub + 4; ++g) {
-          prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
+          prefetch_part(blk + kAhead * 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
           // Quads: Q2_K's qs or Q3_K's A (h = 0) or B codes of slots 4g .. 4g + 3 (lanes 0-15,
           // then 16-31), and Q3_K's C quad g, which serves both halves of the block: loaded
           // again for each (kept for the block they took 16 registers, and the spills cost more).

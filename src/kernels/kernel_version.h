@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 76;
+inline constexpr int kKernelVersion = 77;
 
 }  // namespace anchorage::kernels

@@ -148,7 +148,7 @@ ANCHORAGE_FORCE_INLINE __m256i signed_pair_sums(__m256i abs_a, __m256i a, __m256
 inline void repack_q8_0(const uint8_t* blocks, int nb, uint8_t* wt, float* dw) {
   for (int b = 0; b < nb; ++b) {
     const uint8_t* blk = blocks + b * 32 * 34;
-    prefetch_part(blocks + kQ8Chunk * 32 * 34, kQ8Chunk * 32 * 34, kQ8Chunk, b);
+    prefetch_part<kToL1>(blocks + kQ8Chunk * 32 * 34, kQ8Chunk * 32 * 34, kQ8Chunk, b);
     scales_f16(blk, dw + b * 32);
     for (int g = 0; g < 8; ++g) {  // the quads as they are (kFlipQ8: as w ^ 0x80)
       __m256i v[4];
@@ -201,7 +201,8 @@ inline void repack_q4_32(const uint8_t* blocks, int nb, uint8_t* wt, float* dw, 
   const __m256i table = iq4_table();
   for (int b = 0; b < nb; ++b) {
     const uint8_t* blk = blocks + b * 32 * kBlockBytes;
-    prefetch_part(blocks + kQ8Chunk * 32 * kBlockBytes, kQ8Chunk * 32 * kBlockBytes, kQ8Chunk, b);
+    prefetch_part<kToL1>(blocks + kQ8Chunk * 32 * kBlockBytes, kQ8Chunk * 32 * kBlockBytes,
+                         kQ8Chunk, b);
     scales_f16(blk, dw + b * 32);
     if (L::kMin) scales_f16(blk + 64, mw + b * 32);
     __m256i qh[4];
@@ -416,7 +417,7 @@ inline void repack_q4_k(const uint8_t* blk, Q4KRepacked* w) {
   }
   for (int i = 0; i < 4; ++i) {
     for (int g = 0; g < 8; ++g) {
-      prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
+      prefetch_part<kToL1>(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
       __m256i v[4];
       load_quad(blk + (kQs + 32 * i + 4 * g) * 32, v);
       const __m256i* u = ub[kQ5 ? g : 0];
@@ -480,7 +481,7 @@ inline void repack_iq4_xs(const uint8_t* blk, Q4KRepacked* w) {
   const __m256i m0f = _mm256_set1_epi8(0x0f), table = iq4_table();
   for (int j = 0; j < 8; ++j) {
     for (int g = 0; g < 4; ++g) {
-      prefetch_part(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
+      prefetch_part<kToL1>(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
       __m256i v[4];
       load_quad(blk + (8 + 16 * j + 4 * g) * 32, v);
       for (int c = 0; c < 4; ++c) {
@@ -507,7 +508,7 @@ inline void repack_q6_k(const uint8_t* blk, Q6KRepacked* w) {
   const __m256i m0f = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
   for (int h = 0; h < 2; ++h) {
     for (int g = 0; g < 8; ++g) {
-      prefetch_part(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
+      prefetch_part<kToL1>(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
       __m256i l0[4], l1[4], u[4];
       const uint8_t* q0 = blk + (64 * h + 4 * g) * 32;
       const uint8_t* q1 = blk + (64 * h + 32 + 4 * g) * 32;
@@ -571,7 +572,7 @@ inline void q6_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
         for (int t = 0; t < 4; ++t) is[t][0] = is[t][1] = _mm256_setzero_si256();
 #pragma GCC unroll 4
         for (int g = 4 * gh; g < 4 * gh + 4; ++g) {
-          if (!kHigh) prefetch_part(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
+          if (!kHigh) prefetch_part<kToL2>(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
           __m256i l0[2], l1[2], u[2];
           load_quad_half<kHigh>(blk + (64 * h + 4 * g) * 32, l0);
           load_quad_half<kHigh>(blk + (64 * h + 32 + 4 * g) * 32, l1);
@@ -685,7 +686,7 @@ inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
   const __m256i b3 = _mm256_set1_epi8(3);
   for (int h = 0; h < 2; ++h) {
     for (int g = 0; g < 8; ++g) {  // l = 4g .. 4g + 3
-      prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
+      prefetch_part<kToL1>(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
       __m256i v[4], u[4];
       load_quad(blk + (kQs + 32 * h + 4 * g) * 32, v);
       if (kQ3) load_quad(blk + (64 + 4 * g) * 32, u);
@@ -793,7 +794,7 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
         for (int sh = 0; sh < 4; ++sh) is[sh][0] = is[sh][1] = zero;
 #pragma GCC unroll 4
         for (int g = 4 * gh; g < 4 * gh + 4; ++g) {  // l = 4g .. 4g + 3
-          if (!kHigh) prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
+          if (!kHigh) prefetch_part<kToL1>(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
           __m256i v[2], u[2];  // Q2_K's qs quad; Q3_K's A (h = 0) or B quad and its C quad
           load_quad_half<kHigh>(blk + (kQs + 32 * h + 4 * g) * 32, v);
           if constexpr (kQ3) load_quad_half<kHigh>(blk + (64 + 4 * g) * 32, u);
@@ -937,7 +938,7 @@ inline void q4_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
       for (int c = 0; c < 4; ++c) lo[c] = hi[c] = zero;
 #pragma GCC unroll 8
       for (int g = g0; g < g0 + kFlushEvery; ++g) {
-        prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
+        prefetch_part<kToL2>(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
         __m256i v[4];
         load_quad(blk + (kQs + 32 * i + 4 * g) * 32, v);
         const __m256i* u = ub[kQ5 ? g : 0];
@@ -1013,7 +1014,7 @@ inline void iq4_xs_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t
                            bytes_dup16<2, true>(row), bytes_dup16<3, true>(row)};
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
-      prefetch_part(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
+      prefetch_part<kToL2>(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
       __m256i v[4];
       load_quad(blk + (8 + 16 * j + 4 * g) * 32, v);
       const uint8_t* a = xrow + kb * 256 + 32 * j + 4 * g;

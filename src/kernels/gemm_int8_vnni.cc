@@ -352,7 +352,7 @@ void q4_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
         lo[r][0] = lo[r][1] = hi[r][0] = hi[r][1] = _mm512_setzero_si512();
 #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
-        prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
+        prefetch_part<kToL2>(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
         // A quad of inputs (kernels/panel_layout.h): lanes 0-15, then 16-31, 4 bytes each.
         const uint8_t* q = blk + (kQs + 32 * i + 4 * g) * 32;
         const __m512i t0 = _mm512_loadu_si512(q), t1 = _mm512_loadu_si512(q + 64);
@@ -483,7 +483,7 @@ void iq4_xs_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t
       }
 #pragma GCC unroll 4
       for (int g = 0; g < 4; ++g) {
-        prefetch_part(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
+        prefetch_part<kToL2>(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
         const uint8_t* q = blk + (8 + 16 * j + 4 * g) * 32;  // a quad
         __m512i w[2][2];  // [low / high nibble][lanes 0-15 / 16-31]
 #pragma GCC unroll 2
@@ -549,7 +549,7 @@ void q6_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
           const uint8_t* ql0 = blk + (64 * h + 4 * g) * 32;
           const uint8_t* ql1 = ql0 + 32 * 32;
           const uint8_t* qh = blk + (128 + 32 * h + 4 * g) * 32;
-          prefetch_part(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
+          prefetch_part<kToL2>(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
           __m512i l0[2], l1[2], u[2];
 #pragma GCC unroll 2
           for (int c = 0; c < 2; ++c) {  // quads: lanes 0-15, then 16-31
@@ -715,7 +715,7 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
           for (int r = 0; r < R; ++r) is[t][r][0] = is[t][r][1] = _mm512_setzero_si512();
 #pragma GCC unroll 4
         for (int g = 4 * sub; g < 4 * sub + 4; ++g) {
-          prefetch_part(blk + kAhead * 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
+          prefetch_part<kToL2>(blk + kAhead * 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
           // Quads: Q2_K's qs or Q3_K's A (h = 0) or B codes of slots 4g .. 4g + 3 (lanes 0-15,
           // then 16-31), and Q3_K's C quad g, which serves both halves of the block: loaded
           // again for each (kept for the block they took 16 registers, and the spills cost more).
@@ -831,7 +831,7 @@ void codes_q4_k(const uint8_t* blk, KCodes* k) {
   for (int i = 0; i < 4; ++i) {
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
-      prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
+      prefetch_part<kToL1>(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
       const uint8_t* q = blk + (kQs + 32 * i + 4 * g) * 32;  // a quad: lanes 0-15, 16-31
       __m512i u[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
       if (kQ5) {
@@ -871,7 +871,7 @@ void codes_q6_k(const uint8_t* blk, KCodes* k) {
   for (int h = 0; h < 2; ++h) {
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
-      prefetch_part(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
+      prefetch_part<kToL1>(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
       const uint8_t* ql0 = blk + (64 * h + 4 * g) * 32;
       const uint8_t* ql1 = ql0 + 32 * 32;
       const uint8_t* qh = blk + (128 + 32 * h + 4 * g) * 32;
@@ -906,7 +906,7 @@ void codes_q3_q2_k(const uint8_t* blk, KCodes* k) {
   for (int h = 0; h < 2; ++h) {
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
-      prefetch_part(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
+      prefetch_part<kToL1>(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
       const uint8_t* q = blk + (kQs + 32 * h + 4 * g) * 32;  // Q3_K: the A or B quad
       const uint8_t* cq = blk + (64 + 4 * g) * 32;           // Q3_K: the C quad
 #pragma GCC unroll 2
@@ -939,7 +939,7 @@ void codes_iq4_xs(const uint8_t* blk, KCodes* k) {
   for (int j = 0; j < 8; ++j) {
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
-      prefetch_part(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
+      prefetch_part<kToL1>(blk + 32 * 136, 32 * 136, 32, 4 * j + g);
       const uint8_t* q = blk + (8 + 16 * j + 4 * g) * 32;  // a quad
 #pragma GCC unroll 2
       for (int c = 0; c < 2; ++c) {

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 77;
+inline constexpr int kKernelVersion = 78;
 
 }  // namespace anchorage::kernels

@@ -147,7 +147,7 @@ inline void score_wide(const AttnRow* rows, const KT* kb, int64_t cap, int64_t D
     if (pf) {
 #pragma GCC unroll 16
       for (int i = 0; i < 2 * NB; i += 64 / (16 * int(sizeof(KT))))
-        __builtin_prefetch(kr + pf + 16 * i);
+        __builtin_prefetch(kr + pf + 16 * i, 0, 2);
     }
     V16 k[2 * NB];
 #pragma GCC unroll 16
@@ -214,7 +214,7 @@ inline void pv_tile(float* o, int64_t D, int64_t c0, const float* p, const float
     if (pf) {
 #pragma GCC unroll 16
       for (int c = 0; c < NC; c += 64 / (16 * int(sizeof(KT))))
-        __builtin_prefetch(vr + pf * D + 16 * c);
+        __builtin_prefetch(vr + pf * D + 16 * c, 0, 2);
     }
     V16 v[NC];
     if constexpr (kPairs) {

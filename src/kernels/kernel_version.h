@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 78;
+inline constexpr int kKernelVersion = 79;
 
 }  // namespace anchorage::kernels

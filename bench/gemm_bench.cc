@@ -511,11 +511,12 @@ void register_all() {
   const Shape shapes[] = {{512, 2048}, {512, 1536}, {1536, 512}};
   // Every weight storage type (kernels/packed_weight.h); f16 and the quantized types are
   // dequantized into an f32 panel block as the GEMM packs them.
-  for (core::DType dt :
-       {core::DType::kF32, core::DType::kBF16, core::DType::kF16, core::DType::kQ8_0,
-        core::DType::kQ4_K, core::DType::kQ6_K, core::DType::kQ4_0, core::DType::kIQ4_NL,
-        core::DType::kQ5_K, core::DType::kIQ4_XS, core::DType::kQ5_0, core::DType::kQ4_1,
-        core::DType::kQ5_1, core::DType::kQ3_K, core::DType::kQ2_K}) {
+  const core::DType every_type[] = {core::DType::kF32,    core::DType::kBF16,   core::DType::kF16,
+                                    core::DType::kQ8_0,   core::DType::kQ4_K,   core::DType::kQ6_K,
+                                    core::DType::kQ4_0,   core::DType::kIQ4_NL, core::DType::kQ5_K,
+                                    core::DType::kIQ4_XS, core::DType::kQ5_0,   core::DType::kQ4_1,
+                                    core::DType::kQ5_1,   core::DType::kQ3_K,   core::DType::kQ2_K};
+  for (core::DType dt : every_type) {
     for (int t : {1, 2}) {
       std::vector<GemmCase> cases;
       for (int64_t M : {1, 16, 1024}) {
@@ -534,11 +535,8 @@ void register_all() {
   // out, down, and a call as large as a third of the tied head.
   const Shape cold_shapes[] = {
       {1024, 6144}, {1024, 2048}, {2048, 1024}, {3584, 1024}, {1024, 49152}};
-  for (core::DType dt :
-       {core::DType::kQ4_K, core::DType::kQ8_0, core::DType::kBF16, core::DType::kQ2_K,
-        core::DType::kQ3_K, core::DType::kQ5_K, core::DType::kQ6_K, core::DType::kIQ4_XS,
-        core::DType::kQ4_0, core::DType::kQ4_1, core::DType::kQ5_0, core::DType::kQ5_1,
-        core::DType::kIQ4_NL, core::DType::kF16}) {
+  for (core::DType dt : every_type) {
+    if (dt == core::DType::kF32) continue;  // 4 bytes a weight: its stream needs no case here
     for (int t : {1, 2}) {
       for (const Shape& s : cold_shapes) {
         const std::string name = "cold/" + std::string(core::dtype_name(dt)) + "/K" +

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 79;
+inline constexpr int kKernelVersion = 80;
 
 }  // namespace anchorage::kernels

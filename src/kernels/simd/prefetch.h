@@ -10,10 +10,10 @@
 // so no definition is shared between files built for different ISAs).
 #pragma once
 
-// Where the lines go: into L2 (prefetcht1) for the decode tiles. On an AMD EPYC Zen 4 (kKernel-
-// Version 78) the 0.8B decode's layer calls went from 0.47-0.51 to 0.69-0.71 of a plain read for
-// VNNI's Q2_K and Q3_K tiles and from 0.81 to 0.97 for Q6_K, and AVX2's Q4_K, Q5_K, Q6_K and
-// IQ4_XS one-row paths gained alike; AVX2's Q2_K / Q3_K one-row path lost (0.81 to 0.64) and
+// Where the lines go: into L2 (prefetcht1) for the decode tiles. On an AMD EPYC Zen 4
+// (kKernelVersion 78) the 0.8B decode's layer calls went from 0.47-0.51 to 0.69-0.71 of a plain
+// read for VNNI's Q2_K and Q3_K tiles and from 0.81 to 0.97 for Q6_K, and AVX2's Q4_K, Q5_K, Q6_K
+// and IQ4_XS one-row paths gained alike; AVX2's Q2_K / Q3_K one-row path lost (0.81 to 0.64) and
 // keeps L1, as the prefill repacks do (not measured). The likely cause: a prefetcht0 holds one of
 // L1's few miss buffers until its line comes from memory, which caps the lines in flight; L2's
 // queue is longer, and its latency the out-of-order core hides (docs/kernels.md "Prefetch").

@@ -31,7 +31,9 @@
 //        --decode-steps 32  --preset small  --seed 1  --model FILE.gguf  --in-place 0
 //        --prefill-repeats 1
 //        (N > 1: the prompt of each context prefilled N - 1 more times from an empty engine,
-//        prefill_s the median of the N runs, prefill_s_runs all of them). Google Benchmark's
+//        prefill_s the median of the N runs, prefill_s_runs all of them)  --capacity 0 (C: the
+//        engine's context capacity, as `anchorage serve --ctx C`; 0: the largest context + the
+//        decode steps + 1, if larger than C the larger). Google Benchmark's
 // --benchmark_* flags (scripts/bench.sh) are accepted and ignored. --model measures a qwen35
 // GGUF file (any published shape, its tensors' own types, loaded as `anchorage serve` loads
 // it, its weights packed before the run) instead of the random preset: --weights, --preset and
@@ -81,6 +83,7 @@ struct BenchArgs {
   int64_t threads = 0;
   int64_t decode_steps = 32;
   int64_t prefill_repeats = 1;
+  int64_t capacity = 0;  // the engine's context capacity; 0: the largest context + the steps
   uint64_t seed = 1;
   std::string model;      // a GGUF file instead of the random preset
   bool in_place = false;  // --model's linear layers left in the file until a forward packs them
@@ -123,6 +126,8 @@ bool parse_args(int argc, char** argv, BenchArgs* a) {
       if (!parse_i64(v, &a->decode_steps) || a->decode_steps < 1) return false;
     } else if (f == "--prefill-repeats") {
       if (!parse_i64(v, &a->prefill_repeats) || a->prefill_repeats < 1) return false;
+    } else if (f == "--capacity") {
+      if (!parse_i64(v, &a->capacity) || a->capacity < 0) return false;
     } else if (f == "--model") {
       a->model = std::string(v);
     } else if (f == "--in-place") {
@@ -356,7 +361,7 @@ json bench_dtype(const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
   const int64_t weight_bytes = (*arch)->weight_bytes();
   const int64_t vocab = (*arch)->vocab_size();
   const int64_t max_ctx = a.contexts.back();
-  engine::EngineOptions eo{.capacity = max_ctx + a.decode_steps + 1,
+  engine::EngineOptions eo{.capacity = std::max(a.capacity, max_ctx + a.decode_steps + 1),
                            .prefill_chunk = 1024,
                            .anchor_spacing = 1024,
                            .n_threads = int(a.threads)};
@@ -433,6 +438,7 @@ json bench_dtype(const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
   }
   return {{"weight_dtype", wname},
           {"kv_dtype", a.kv},
+          {"capacity", e.capacity()},
           {"weights_in_place", a.in_place && !a.model.empty()},
           {"load_s", load_s},
           {"weight_bytes", weight_bytes},
@@ -454,10 +460,12 @@ json bench_dtype(const BenchArgs& a, const model::qwen35::Qwen35Config& cfg,
 int main(int argc, char** argv) {
   BenchArgs a;
   if (!parse_args(argc, argv, &a)) {
-    std::fprintf(stderr,
-                 "usage: engine_bench [--contexts 1024,8192,32768] [--weights f32,bf16] "
-                 "[--kv-dtype f32] [--threads 0] [--decode-steps 32] [--preset small] "
-                 "[--seed 1] [--model FILE.gguf]\n(contexts are multiples of 1024)\n");
+    std::fprintf(
+        stderr,
+        "usage: engine_bench [--contexts 1024,8192,32768] [--weights f32,bf16] "
+        "[--kv-dtype f32] [--threads 0] [--decode-steps 32] [--preset small] "
+        "[--seed 1] [--model FILE.gguf] [--in-place 0] [--prefill-repeats 1] [--capacity 0]\n"
+        "(contexts are multiples of 1024)\n");
     return 2;
   }
   auto cfg = model::qwen35::qwen35_preset(a.model.empty() ? a.preset : "small");

@@ -31,9 +31,9 @@
 //        --decode-steps 32  --preset small  --seed 1  --model FILE.gguf  --in-place 0
 //        --prefill-repeats 1
 //        (N > 1: the prompt of each context prefilled N - 1 more times from an empty engine,
-//        prefill_s the median of the N runs, prefill_s_runs all of them)  --capacity 0 (C: the
-//        engine's context capacity, as `anchorage serve --ctx C`; 0: the largest context + the
-//        decode steps + 1, if larger than C the larger). Google Benchmark's
+//        prefill_s the median of the N runs, prefill_s_runs all of them)  --capacity 0 (the
+//        engine's context capacity, as `anchorage serve --ctx C`, raised to the largest context
+//        + the decode steps + 1 when below it; 0, the default, is exactly that). Google Benchmark's
 // --benchmark_* flags (scripts/bench.sh) are accepted and ignored. --model measures a qwen35
 // GGUF file (any published shape, its tensors' own types, loaded as `anchorage serve` loads
 // it, its weights packed before the run) instead of the random preset: --weights, --preset and
@@ -83,7 +83,7 @@ struct BenchArgs {
   int64_t threads = 0;
   int64_t decode_steps = 32;
   int64_t prefill_repeats = 1;
-  int64_t capacity = 0;  // the engine's context capacity; 0: the largest context + the steps
+  int64_t capacity = 0;  // the engine's capacity, at least the largest context + steps + 1
   uint64_t seed = 1;
   std::string model;      // a GGUF file instead of the random preset
   bool in_place = false;  // --model's linear layers left in the file until a forward packs them

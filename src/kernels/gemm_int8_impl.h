@@ -626,7 +626,8 @@ inline void q6_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
 inline void q3_k_scale_bytes(const uint8_t* blk, int8_t (*scb)[32]) {
   __m256i r[12];  // unrolled: the loads went through a stack copy (rep movsq) otherwise
 #pragma GCC unroll 12
-  for (int i = 0; i < 12; ++i) r[i] = _mm256_loadu_si256((const __m256i*)(blk + (96 + i) * 32));
+  for (int i = 0; i < 12; ++i)
+    r[i] = _mm256_loadu_si256((const __m256i*)(blk + q3_k_row(96 + i) * 32));
 #pragma GCC unroll 8
   for (int j = 0; j < 8; ++j) {
     _mm256_store_si256((__m256i*)scb[j], scale6_minus_32<false>(r[j], r[8 + j % 4], j / 4));
@@ -639,7 +640,7 @@ inline void q3_k_scale_bytes(const uint8_t* blk, int8_t (*scb)[32]) {
 template <bool kQ3>
 inline void q3_q2_k_block_scales(const uint8_t* blk, float* d, float* dmin, int32_t (*sc)[32],
                                  int32_t (*mn)[32]) {
-  scales_f16(blk + (kQ3 ? 108 : 80) * 32, d);
+  scales_f16(blk + q3_q2_k_row<kQ3>(kQ3 ? 108 : 80) * 32, d);
   if (kQ3) {
     alignas(32) int8_t scb[16][32];
     q3_k_scale_bytes(blk, scb);
@@ -688,8 +689,8 @@ inline void repack_q3_q2_k(const uint8_t* blk, Q6KRepacked* w) {
     for (int g = 0; g < 8; ++g) {  // l = 4g .. 4g + 3
       prefetch_part<kToL1>(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
       __m256i v[4], u[4];
-      load_quad(blk + (kQs + 32 * h + 4 * g) * 32, v);
-      if (kQ3) load_quad(blk + (64 + 4 * g) * 32, u);
+      load_quad(blk + q3_q2_k_row<kQ3>(kQs + 32 * h + 4 * g) * 32, v);
+      if (kQ3) load_quad(blk + q3_k_row(64 + 4 * g) * 32, u);
       for (int sh = 0; sh < 4; ++sh) {
         const int j = 8 * h + 2 * sh + g / 4;
         for (int c = 0; c < 4; ++c) {
@@ -769,7 +770,7 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
   // sc - 32, Q2_K's scale and min byte as the panel has it.
   alignas(32) int8_t scb[16][32];
   if constexpr (kQ3) {
-    scales_f16(blk + 108 * 32, d);
+    scales_f16(blk + q3_k_row(108) * 32, d);
     q3_k_scale_bytes(blk, scb);
   } else {
     scales_f16(blk + 80 * 32, d);
@@ -796,8 +797,8 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
         for (int g = 4 * gh; g < 4 * gh + 4; ++g) {  // l = 4g .. 4g + 3
           if (!kHigh) prefetch_part<kToL1>(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
           __m256i v[2], u[2];  // Q2_K's qs quad; Q3_K's A (h = 0) or B quad and its C quad
-          load_quad_half<kHigh>(blk + (kQs + 32 * h + 4 * g) * 32, v);
-          if constexpr (kQ3) load_quad_half<kHigh>(blk + (64 + 4 * g) * 32, u);
+          load_quad_half<kHigh>(blk + q3_q2_k_row<kQ3>(kQs + 32 * h + 4 * g) * 32, v);
+          if constexpr (kQ3) load_quad_half<kHigh>(blk + q3_k_row(64 + 4 * g) * 32, u);
           __m256i v4[2];
           if constexpr (!kQ3) {
             v4[0] = _mm256_srli_epi16(v[0], 4);

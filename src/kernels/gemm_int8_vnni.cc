@@ -18,6 +18,7 @@
 
 #include "core/dtype.h"
 #include "kernels/gemm_job.h"
+#include "kernels/q3_k_codes.h"
 #include "kernels/simd/force_inline.h"
 
 namespace anchorage::kernels::isa_vnni {
@@ -609,8 +610,9 @@ ANCHORAGE_FORCE_INLINE void q3_q2_k_scales(const uint8_t* blk, int32_t (*sc)[32]
     __m512i sb[16];
 #pragma GCC unroll 16
     for (int i = 0; i < (kQ3 ? 12 : 16); ++i)
-      sb[i] = _mm512_maskz_cvtepu8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(
-                                                   blk + ((kQ3 ? 96 : 0) + i) * 32 + 16 * h)));
+      sb[i] = _mm512_maskz_cvtepu8_epi32(
+          kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(
+                    blk + q3_q2_k_row<kQ3>((kQ3 ? 96 : 0) + i) * 32 + 16 * h)));
 #pragma GCC unroll 16
     for (int j = 0; j < 16; ++j) {
       if (kQ3) {
@@ -635,7 +637,7 @@ ANCHORAGE_FORCE_INLINE void q3_k_scale_words(const uint8_t* blk, int16_t (*scw)[
   const __m512i m32 = _mm512_set1_epi8(32);
   __m512i r[6];  // byte rows 96 + 2i and 97 + 2i
 #pragma GCC unroll 6
-  for (int i = 0; i < 6; ++i) r[i] = _mm512_loadu_si512(blk + (96 + 2 * i) * 32);
+  for (int i = 0; i < 6; ++i) r[i] = _mm512_loadu_si512(blk + q3_k_row(96 + 2 * i) * 32);
 #pragma GCC unroll 8
   for (int j = 0; j < 16; j += 2) {
     const __m512i l = r[(j % 8) / 2], h = r[4 + (j % 4) / 2];
@@ -688,10 +690,13 @@ template <int R, bool kQ3>
 void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq,
                   int64_t xd_off, int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
   constexpr int kBlockBytes = kQ3 ? 110 : 84, kQs = kQ3 ? 0 : 16, kOff = kQ3 ? 4 : 0;
-  // How many k blocks ahead the prefetch runs. Q2_K's 2,688-byte blocks are the smallest: one
-  // ahead left its stream at ~0.6 of the read pass in a decode step, two ahead gave 10-13 % off
-  // its GEMMs' time (docs/kernels.md "Prefetch"); Q3_K ran no faster two ahead.
-  constexpr int kAhead = kQ3 ? 1 : 2;
+  // Q2_K's prefetch runs two k blocks ahead: its 2,688-byte blocks are the smallest; one ahead
+  // left its stream at ~0.6 of the read pass in a decode step, two ahead gave 10-13 % off its
+  // GEMMs' time (docs/kernels.md "Prefetch"). Q3_K's tile does not prefetch: its panel keeps a
+  // block's rows in the order this loop reads them (kernels/q3_k_codes.h), one ascending stream
+  // the hardware prefetcher holds alone, where the software prefetches cost it a quarter of its
+  // speed (docs/kernels.md "Q3_K's rows in reading order").
+  constexpr int kAhead = 2;
   const __m512i ph = _mm512_load_si512(kPerms.halves);
   const __m512i m15 = _mm512_set1_epi32(15);
   alignas(64) int16_t scw[kQ3 ? 16 : 1][32];  // Q3_K: the sub-blocks' sc - 32
@@ -715,16 +720,17 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
           for (int r = 0; r < R; ++r) is[t][r][0] = is[t][r][1] = _mm512_setzero_si512();
 #pragma GCC unroll 4
         for (int g = 4 * sub; g < 4 * sub + 4; ++g) {
-          prefetch_part<kToL2>(blk + kAhead * 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
+          if constexpr (!kQ3)
+            prefetch_part<kToL2>(blk + kAhead * 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
           // Quads: Q2_K's qs or Q3_K's A (h = 0) or B codes of slots 4g .. 4g + 3 (lanes 0-15,
           // then 16-31), and Q3_K's C quad g, which serves both halves of the block: loaded
           // again for each (kept for the block they took 16 registers, and the spills cost more).
-          const uint8_t* q = blk + (kQs + 32 * h + 4 * g) * 32;
+          const uint8_t* q = blk + q3_q2_k_row<kQ3>(kQs + 32 * h + 4 * g) * 32;
           __m512i v[2], u[2];
 #pragma GCC unroll 2
           for (int c = 0; c < 2; ++c) {
             v[c] = _mm512_loadu_si512(q + 64 * c);
-            if constexpr (kQ3) u[c] = _mm512_loadu_si512(blk + (64 + 4 * g) * 32 + 64 * c);
+            if constexpr (kQ3) u[c] = _mm512_loadu_si512(blk + q3_k_row(64 + 4 * g) * 32 + 64 * c);
           }
 #pragma GCC unroll 4
           for (int t = 0; t < 4; ++t) {
@@ -776,7 +782,7 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
       }
     }
     __m512 d0, d1;
-    scales(blk + (kQ3 ? 108 : 80) * 32, ph, &d0, &d1);
+    scales(blk + q3_q2_k_row<kQ3>(kQ3 ? 108 : 80) * 32, ph, &d0, &d1);
     add_block<R>(acc, S, d0, d1, xrow, ldq, xd_off, kb);
     if (!kQ3) {
       __m512 m0, m1;
@@ -901,14 +907,14 @@ void codes_q3_q2_k(const uint8_t* blk, KCodes* k) {
   const __m512i ph = _mm512_load_si512(kPerms.halves);
   const __m512i m3 = _mm512_set1_epi8(3);
   q3_q2_k_scales<kQ3>(blk, k->sc, k->mn);
-  store_f16_scales(blk + (kQ3 ? 108 : 80) * 32, ph, k->d);
+  store_f16_scales(blk + q3_q2_k_row<kQ3>(kQ3 ? 108 : 80) * 32, ph, k->d);
   if (!kQ3) store_f16_scales(blk + 82 * 32, ph, k->dmin);
   for (int h = 0; h < 2; ++h) {
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
       prefetch_part<kToL1>(blk + 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
-      const uint8_t* q = blk + (kQs + 32 * h + 4 * g) * 32;  // Q3_K: the A or B quad
-      const uint8_t* cq = blk + (64 + 4 * g) * 32;           // Q3_K: the C quad
+      const uint8_t* q = blk + q3_q2_k_row<kQ3>(kQs + 32 * h + 4 * g) * 32;  // Q3_K: A or B quad
+      const uint8_t* cq = blk + q3_k_row(64 + 4 * g) * 32;                   // Q3_K: the C quad
 #pragma GCC unroll 2
       for (int c = 0; c < 2; ++c) {
         const __m512i v = _mm512_loadu_si512(q + 64 * c);  // quads: lanes 16c .. 16c + 15

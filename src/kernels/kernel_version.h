@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 80;
+inline constexpr int kKernelVersion = 81;
 
 }  // namespace anchorage::kernels

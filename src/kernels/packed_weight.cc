@@ -172,12 +172,24 @@ inline void q3_k_codes_in_place(uint8_t* blk) {
   }
 }
 
+// One k block of bb-byte blocks, its rows in GGUF's order, moved to the rows the layout keeps
+// them at (PanelLayout::row: Q3_K's reading order; every other type's rows stay).
+inline void rows_in_place(uint8_t* blk, const PanelLayout& layout, int64_t bb) {
+  if (!layout.q3_k_rows) return;
+  alignas(64) uint8_t was[110 * PanelLayout::kLanes];
+  ANCHORAGE_CHECK(bb * PanelLayout::kLanes <= int64_t(sizeof(was)));
+  std::memcpy(was, blk, size_t(bb * PanelLayout::kLanes));
+  for (int b = 0; b < int(bb); ++b)
+    std::memcpy(blk + layout.row(b) * PanelLayout::kLanes, was + b * PanelLayout::kLanes,
+                PanelLayout::kLanes);
+}
+
 // Quantized rows (row_bytes apart, blocks of type's bytes) into panels (the layout of kernels/
 // panel_layout.h): panel p's k block kb gets byte b of lane l's block at layout.offset(b, l).
 // Lanes past n are written as zero bytes (an all-zero block decodes to 0). A panel's block is
 // moved 16 lanes by 16 bytes at a time through transpose16x16 (a byte-at-a-time scatter took a
 // quarter of start-up on the 0.8B shape: docs/performance.md "Start-up"), then its quad run is
-// re-ordered in place while it is in L1.
+// re-ordered in place while it is in L1 (and Q3_K's codes re-cut, its rows put in order).
 void pack_quantized(const uint8_t* rows, int64_t n, int64_t row_bytes, DType type, uint8_t* out) {
   const int64_t bb = core::dtype_block_bytes(type);
   const PanelLayout layout = panel_layout(type);
@@ -215,6 +227,7 @@ void pack_quantized(const uint8_t* rows, int64_t n, int64_t row_bytes, DType typ
       }
       if (type == DType::kQ3_K) q3_k_codes_in_place(dst);
       quads_in_place(dst, layout);
+      rows_in_place(dst, layout, bb);
     }
   }
 }

@@ -8,12 +8,44 @@
 //   C (byte 64 + i): code(0,3) bits 0-2, code(1,3) bits 3-5, high bit of code(0,2) at bit 6,
 //                    high bit of code(1,2) at bit 7
 // where code(h,t) = ((qs[32h + i] >> 2t) & 3) | ((hmask[i] >> (4h + t)) & 1) << 2 is the GGUF
-// code (the weight is d * scale * (code - 4)). The scales and d stay where GGUF has them.
+// code (the weight is d * scale * (code - 4)). The scales and d keep GGUF's bytes.
+//
+// The rows of a k block (a byte row: one byte of each of the 32 lanes, kernels/panel_layout.h)
+// keep GGUF's numbers in the code, 0-31 A, 32-63 B, 64-95 C, 96-107 the scales, 108-109 d, but
+// the panel stores them in the order VNNI's decode tile reads them (q3_k_row): the scales,
+// then each slot quad's A and C rows side by side, then the B rows, then d. That tile thus
+// reads a k block from its first byte to its last, one ascending stream the hardware
+// prefetcher follows on its own; in GGUF's order (the scales first from the block's end, then
+// A and C a KiB apart) it could not, and its software prefetches left it at 0.6-0.7 of a plain
+// read (docs/kernels.md "Q3_K's rows in reading order").
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/simd/force_inline.h"
+
 namespace anchorage::kernels {
+
+// Where the panel keeps byte row r of a Q3_K k block: rows 96-107 (the scales) at 0-11, slot
+// quad g's A rows (4g .. 4g + 3) at 12 + 8g and its C rows (64 + 4g ..) at 16 + 8g, the B rows
+// (32-63) at 76-107, d (108-109) where it was. A quad's 4 rows stay together and start on a
+// multiple of 4 (kernels/panel_layout.h), and every 64-byte line holds rows of one kind.
+// Always inlined: the ISA files, built with different -m flags, call it (an out-of-line copy
+// the linker merged could carry one file's instructions into another's callers).
+ANCHORAGE_FORCE_INLINE constexpr int q3_k_row(int r) {
+  if (r >= 108) return r;
+  if (r >= 96) return r - 96;
+  if (r >= 64) return 16 + 8 * ((r - 64) / 4) + (r - 64) % 4;
+  if (r >= 32) return r + 44;
+  return 12 + 8 * (r / 4) + r % 4;
+}
+
+// The same for the kernels that walk Q3_K (kQ3) and Q2_K blocks alike: Q2_K's rows keep GGUF's
+// order.
+template <bool kQ3>
+ANCHORAGE_FORCE_INLINE constexpr int q3_q2_k_row(int r) {
+  return kQ3 ? q3_k_row(r) : r;
+}
 
 // The code of input 128h + 32t + i from its slot's three panel bytes.
 constexpr int q3_k_code(uint8_t a, uint8_t b, uint8_t c, int h, int t) {

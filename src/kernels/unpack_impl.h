@@ -26,6 +26,13 @@ inline const uint8_t* quad_row(const uint8_t* kb, int b, int run = 0) {
   return kb + q * 32 + (b - q);
 }
 
+// The same for a Q3_K k block, whose rows the panel keeps in reading order (kernels/
+// q3_k_codes.h, q3_k_row): byte b of lane 0, in a code quad (b < 96) or a byte-interleaved row.
+inline const uint8_t* q3_k_byte(const uint8_t* kb, int b) {
+  const int q = b < 96 ? b - b % 4 : b;
+  return kb + q3_k_row(q) * 32 + (b - q);
+}
+
 // core::f16_to_f32's bits, inlined (it is out of line and branchy, and a k block needs 32 of
 // them): a subnormal is mant * 2^-24 (exact), the rest is a re-biased exponent.
 inline float half_to_float(uint16_t h) {
@@ -237,22 +244,22 @@ inline void unpack_q2_k(const uint8_t* __restrict kb, float* __restrict out) {
 
 // Q3_K: the codes at 0 (element 128h + 32s + e is q3_k_code(h, s) of bytes e, 32 + e, 64 + e:
 // kernels/q3_k_codes.h), 6-bit scales at 96 (low nibbles in bytes 96..103, high pairs in
-// 104..107), d at 108.
+// 104..107), d at 108; each byte where the panel's row order puts it (q3_k_byte).
 inline void unpack_q3_k(const uint8_t* __restrict kb, float* __restrict out) {
   float d[kUnpackLanes];
-  unpack_f16_field(kb, 108, d);
+  unpack_f16_field(kb, q3_k_row(108), d);
   for (int i = 0; i < 16; ++i) {
     float dl[kUnpackLanes];
     for (int l = 0; l < kUnpackLanes; ++l) {
-      const int low = i < 8 ? kb[(96 + i) * 32 + l] & 0xF : kb[(96 + i - 8) * 32 + l] >> 4;
-      const int high = (kb[(104 + i % 4) * 32 + l] >> (2 * (i / 4))) & 3;
+      const int low = i < 8 ? q3_k_byte(kb, 96 + i)[l] & 0xF : q3_k_byte(kb, 96 + i - 8)[l] >> 4;
+      const int high = (q3_k_byte(kb, 104 + i % 4)[l] >> (2 * (i / 4))) & 3;
       dl[l] = d[l] * float((low | high << 4) - 32);
     }
     for (int e = 16 * i; e < 16 * i + 16; ++e) {
       const int h = e / 128, sh = (e % 128) / 32, el = e % 32;
-      const uint8_t* __restrict a = quad_row(kb, el);
-      const uint8_t* __restrict b = quad_row(kb, 32 + el);
-      const uint8_t* __restrict c = quad_row(kb, 64 + el);
+      const uint8_t* __restrict a = q3_k_byte(kb, el);
+      const uint8_t* __restrict b = q3_k_byte(kb, 32 + el);
+      const uint8_t* __restrict c = q3_k_byte(kb, 64 + el);
       float* __restrict o = out + e * 32;
       for (int l = 0; l < kUnpackLanes; ++l)
         o[l] = dl[l] * float(q3_k_code(a[4 * l], b[4 * l], c[4 * l], h, sh) - 4);

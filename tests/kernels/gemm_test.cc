@@ -477,7 +477,7 @@ TEST(PackedWeight, Bf16StoresRoundedValues) {
 // Where the panel layout (docs/kernels.md, kernels/panel_layout.h) puts byte b of lane l's block
 // in a k block, spelled out here apart from the code: byte-interleaved (b * 32 + l) but for each
 // type's quad run (its quant bytes), where the 4 bytes of a lane's quad sit side by side, lanes in
-// order.
+// order; Q3_K's byte rows in another order (row below).
 int64_t spec_offset(DType t, int64_t b, int64_t lane) {
   struct Run {
     DType type;
@@ -491,9 +491,19 @@ int64_t spec_offset(DType t, int64_t b, int64_t lane) {
   int64_t begin = 0, end = 0;
   for (const Run& r : kRuns)
     if (r.type == t) begin = r.begin, end = r.end;
-  if (b < begin || b >= end) return b * 32 + lane;
+  // Where byte row r sits: GGUF's order, but Q3_K's rows in its reading order (docs/kernels.md
+  // "Q3_K's rows in reading order"): the 12 scale rows, then per slot quad g its A rows and its
+  // C rows, then the 32 B rows, then d.
+  const auto row = [t](int64_t r) -> int64_t {
+    if (t != DType::kQ3_K || r >= 108) return r;
+    if (r >= 96) return r - 96;
+    if (r < 32) return 12 + r / 4 * 8 + r % 4;
+    if (r < 64) return 76 + (r - 32);
+    return 16 + (r - 64) / 4 * 8 + r % 4;
+  };
+  if (b < begin || b >= end) return row(b) * 32 + lane;
   const int64_t q = begin + (b - begin) / 4 * 4;
-  return q * 32 + 4 * lane + (b - q);
+  return row(q) * 32 + 4 * lane + (b - q);
 }
 
 // A GGUF block as a panel keeps it (docs/kernels.md "Q3_K's codes in a panel", spelled out here

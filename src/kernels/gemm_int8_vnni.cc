@@ -694,7 +694,7 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
   // left its stream at ~0.6 of the read pass in a decode step, two ahead gave 10-13 % off its
   // GEMMs' time (docs/kernels.md "Prefetch"). Q3_K's tile does not prefetch: its panel keeps a
   // block's rows in the order this loop reads them (kernels/q3_k_codes.h), one ascending stream
-  // the hardware prefetcher holds alone, where the software prefetches cost it a quarter of its
+  // the hardware prefetcher holds alone, where the software prefetches cost it 10-36 % of its
   // speed (docs/kernels.md "Q3_K's rows in reading order").
   constexpr int kAhead = 2;
   const __m512i ph = _mm512_load_si512(kPerms.halves);

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 81;
+inline constexpr int kKernelVersion = 82;
 
 }  // namespace anchorage::kernels

@@ -650,12 +650,12 @@ inline void q3_q2_k_block_scales(const uint8_t* blk, float* d, float* dmin, int3
                            _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(scb[j] + 8 * c))));
     return;
   }
-  scales_f16(blk + 82 * 32, dmin);
+  scales_f16(blk + q2_k_row(82) * 32, dmin);
   const __m256i m15 = _mm256_set1_epi32(15);
   for (int c = 0; c < 4; ++c) {
     for (int j = 0; j < 16; ++j) {
       const __m256i sb =
-          _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)(blk + j * 32 + 8 * c)));
+          _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)(blk + q2_k_row(j) * 32 + 8 * c)));
       _mm256_store_si256((__m256i*)(sc[j] + 8 * c), _mm256_and_si256(sb, m15));
       _mm256_store_si256((__m256i*)(mn[j] + 8 * c), _mm256_srli_epi32(sb, 4));
     }
@@ -676,7 +676,8 @@ ANCHORAGE_FORCE_INLINE __m256i q3_k_code_bytes(__m256i x, __m256i c, int h, int 
 }
 
 // One Q3_K (kQ3; 110 byte rows: codes 0-95, scales 96-107, d 108-109) or Q2_K (84 byte rows:
-// scales 0-15, qs 16-79, d 80-81, dmin 82-83) k block of a panel -> Q6KRepacked. Input
+// scales 0-15, qs 16-79, d 80-81, dmin 82-83; GGUF's numbers, each row where q3_q2_k_row puts
+// it) k block of a panel -> Q6KRepacked. Input
 // 128h + 32s + l is bits 2s, 2s + 1 of Q2_K's qs row 32h + l, q3_k_code_bytes(h, s) of Q3_K's
 // code rows 32h + l (A or B) and 64 + l (C); it is input 4g + t of sub-block 8h + 2s + l / 16
 // with l % 16 = 4g + t.
@@ -767,19 +768,19 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
   constexpr int kQs = kQ3 ? 0 : 16, kBlockBytes = kQ3 ? 110 : 84;
   alignas(32) float d[32], dmin[32];
   // Per sub-block a byte per lane in scale order (bytes_for_lane_order, once per block): Q3_K's
-  // sc - 32, Q2_K's scale and min byte as the panel has it.
+  // sc - 32 (here), Q2_K's scale and min byte as the panel has it (in the first half's pass).
   alignas(32) int8_t scb[16][32];
   if constexpr (kQ3) {
     scales_f16(blk + q3_k_row(108) * 32, d);
     q3_k_scale_bytes(blk, scb);
   } else {
-    scales_f16(blk + 80 * 32, d);
-    scales_f16(blk + 82 * 32, dmin);
+    scales_f16(blk + q2_k_row(80) * 32, d);
+    scales_f16(blk + q2_k_row(82) * 32, dmin);
   }
-  for (int j = 0; j < 16; ++j)
-    _mm256_store_si256((__m256i*)scb[j],
-                       bytes_for_lane_order(_mm256_loadu_si256(
-                           (const __m256i*)(kQ3 ? &scb[j][0] : (const int8_t*)blk + j * 32))));
+  if constexpr (kQ3)
+    for (int j = 0; j < 16; ++j)
+      _mm256_store_si256((__m256i*)scb[j],
+                         bytes_for_lane_order(_mm256_load_si256((const __m256i*)scb[j])));
   const __m256i b3 = _mm256_set1_epi8(3), b12 = _mm256_set1_epi8(12);
   const __m256i low4 = _mm256_set1_epi16(15);
   const __m256i zero = _mm256_setzero_si256();
@@ -827,7 +828,17 @@ inline void q3_q2_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_
             S0 = _mm256_add_epi32(S0, _mm256_madd_epi16(is[sh][0], c0));
             S1 = _mm256_add_epi32(S1, _mm256_madd_epi16(is[sh][1], c1));
           } else {
-            const __m256i row = _mm256_load_si256((const __m256i*)scb[j]);
+            // Q2_K's scale row where the panel's reading order has it, after the sub-block's
+            // codes (kernels/q3_k_codes.h, q2_k_row), kept in lane order for the high pass and
+            // the mins.
+            __m256i row;
+            if constexpr (kHigh) {
+              row = _mm256_load_si256((const __m256i*)scb[j]);
+            } else {
+              row = bytes_for_lane_order(
+                  _mm256_loadu_si256((const __m256i*)(blk + q2_k_row(j) * 32)));
+              _mm256_store_si256((__m256i*)scb[j], row);
+            }
             const __m256i c0 = _mm256_and_si256(bytes_dup16<(kHigh ? 2 : 0)>(row), low4);
             const __m256i c1 = _mm256_and_si256(bytes_dup16<(kHigh ? 3 : 1)>(row), low4);
             // Odd sh summed 4 x code: every pair sum a multiple of 4, so the shift is exact.

@@ -673,7 +673,8 @@ ANCHORAGE_FORCE_INLINE __m512i q3_k_code_scaled(__m512i x, __m512i c, int h, int
 }
 
 // R rows x one Q3_K (kQ3; 110-byte-row k blocks: codes 0-95, scales 96-107, d 108-109) or Q2_K
-// (84-byte rows: scales 0-15, qs 16-79, d 80-81, dmin 82-83) panel over all of K, from +0.0f.
+// (84-byte rows: scales 0-15, qs 16-79, d 80-81, dmin 82-83; GGUF's numbers, each row where
+// q3_q2_k_row puts it) panel over all of K, from +0.0f.
 // Q2_K's input 128h + 32s + l is bits 2s, 2s + 1 of qs row 32h + l; Q3_K's is the code (h, s)
 // of slot l's code bytes (kernels/q3_k_codes.h: rows l, 32 + l, 64 + l), the weight being
 // code - 4; the codes of the four s are taken from each quad of 4 slots loaded once,
@@ -690,13 +691,10 @@ template <int R, bool kQ3>
 void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq,
                   int64_t xd_off, int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
   constexpr int kBlockBytes = kQ3 ? 110 : 84, kQs = kQ3 ? 0 : 16, kOff = kQ3 ? 4 : 0;
-  // Q2_K's prefetch runs two k blocks ahead: its 2,688-byte blocks are the smallest; one ahead
-  // left its stream at ~0.6 of the read pass in a decode step, two ahead gave 10-13 % off its
-  // GEMMs' time (docs/kernels.md "Prefetch"). Q3_K's tile does not prefetch: its panel keeps a
-  // block's rows in the order this loop reads them (kernels/q3_k_codes.h), one ascending stream
-  // the hardware prefetcher holds alone, where the software prefetches cost it 10-36 % of its
-  // speed (docs/kernels.md "Q3_K's rows in reading order").
-  constexpr int kAhead = 2;
+  // No software prefetch: the panels keep a block's rows in the order this loop reads them
+  // (kernels/q3_k_codes.h), one ascending stream the hardware prefetcher holds alone, where the
+  // software prefetches cost Q3_K 10-36 % of its speed and held Q2_K at ~0.7 of a plain read
+  // (docs/kernels.md "Q3_K's rows in reading order", "Q2_K's rows in reading order").
   const __m512i ph = _mm512_load_si512(kPerms.halves);
   const __m512i m15 = _mm512_set1_epi32(15);
   alignas(64) int16_t scw[kQ3 ? 16 : 1][32];  // Q3_K: the sub-blocks' sc - 32
@@ -720,8 +718,6 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
           for (int r = 0; r < R; ++r) is[t][r][0] = is[t][r][1] = _mm512_setzero_si512();
 #pragma GCC unroll 4
         for (int g = 4 * sub; g < 4 * sub + 4; ++g) {
-          if constexpr (!kQ3)
-            prefetch_part<kToL2>(blk + kAhead * 32 * kBlockBytes, 32 * kBlockBytes, 16, 8 * h + g);
           // Quads: Q2_K's qs or Q3_K's A (h = 0) or B codes of slots 4g .. 4g + 3 (lanes 0-15,
           // then 16-31), and Q3_K's C quad g, which serves both halves of the block: loaded
           // again for each (kept for the block they took 16 registers, and the spills cost more).
@@ -753,8 +749,8 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
               sc16[c] = _mm512_cvtepu16_epi32(
                   _mm256_load_si256(reinterpret_cast<const __m256i*>(scw[j] + 16 * c)));
             } else {  // Q2_K: the scale in the low nibble of byte row j, the min in the high
-              const __m512i b = _mm512_cvtepu8_epi32(
-                  _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + j * 32 + 16 * c)));
+              const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(
+                  reinterpret_cast<const __m128i*>(blk + q2_k_row(j) * 32 + 16 * c)));
               sc16[c] = _mm512_and_si512(b, m15);
               mn16[c] = _mm512_srli_epi32(b, 4);
             }
@@ -786,7 +782,7 @@ void q3_q2_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_
     add_block<R>(acc, S, d0, d1, xrow, ldq, xd_off, kb);
     if (!kQ3) {
       __m512 m0, m1;
-      scales(blk + 82 * 32, ph, &m0, &m1);
+      scales(blk + q2_k_row(82) * 32, ph, &m0, &m1);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         const __m512 dx = _mm512_set1_ps(load_f32(xrow + r * ldq + xd_off + 4 * kb));
@@ -908,7 +904,7 @@ void codes_q3_q2_k(const uint8_t* blk, KCodes* k) {
   const __m512i m3 = _mm512_set1_epi8(3);
   q3_q2_k_scales<kQ3>(blk, k->sc, k->mn);
   store_f16_scales(blk + q3_q2_k_row<kQ3>(kQ3 ? 108 : 80) * 32, ph, k->d);
-  if (!kQ3) store_f16_scales(blk + 82 * 32, ph, k->dmin);
+  if (!kQ3) store_f16_scales(blk + q2_k_row(82) * 32, ph, k->dmin);
   for (int h = 0; h < 2; ++h) {
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {

@@ -226,7 +226,8 @@ void int8_q6_k(const GemmJob& job, const GemmBlock& b) {
 // Q3_K and Q2_K (activations in 256-blocks, sums per 16): Q2_K's input 128h + 32s + e (e < 32)
 // is bits 2s, 2s + 1 of qs row 32h + e; Q3_K's 3-bit code of it is q3_k_code(h, s) of the code
 // rows e, 32 + e, 64 + e (kernels/q3_k_codes.h); sub-block j = input / 16. Q3_K (110 byte rows:
-// codes 0-95, scales 96-107, d 108-109, in the panel's row order: q3_k_byte): S = sum_j (sc_j - 32)
+// codes 0-95, scales 96-107, d 108-109; each byte where the panel's row order puts it, as Q2_K's:
+// q3_q2_k_byte): S = sum_j (sc_j - 32)
 // * (exact sum of q x a over sub-block j - 4 * its activation sum), acc = fma(float(S), d * dx,
 // acc). Q2_K (84 byte rows: scales 0-15 = sc | m << 4, qs 16-79, d 80-81, dmin 82-83): as Q4_K over
 // 16 sub-blocks of 16.
@@ -239,27 +240,28 @@ void int8_q3_q2_k(const GemmJob& job, const GemmBlock& b) {
           int32_t isum[16] = {};
           for (int k = 0; k < 256; ++k) {
             const int h = k / 128, sh = (k % 128) / 32, e = k % 32;
-            const int q = kQ3 ? q3_k_code(q3_k_byte(blk, e)[4 * l], q3_k_byte(blk, 32 + e)[4 * l],
-                                          q3_k_byte(blk, 64 + e)[4 * l], h, sh)
-                              : (quad_row(blk, kQs + 32 * h + e)[4 * l] >> (2 * sh)) & 3;
+            const int q = kQ3 ? q3_k_code(q3_q2_k_byte<true>(blk, e)[4 * l],
+                                          q3_q2_k_byte<true>(blk, 32 + e)[4 * l],
+                                          q3_q2_k_byte<true>(blk, 64 + e)[4 * l], h, sh)
+                              : (q3_q2_k_byte<false>(blk, kQs + 32 * h + e)[4 * l] >> (2 * sh)) & 3;
             isum[k / 16] += q * a.q[kb * 256 + k];
           }
           int32_t S = 0, Mn = 0;
           for (int j = 0; j < 16; ++j) {
             if (kQ3) {
-              const int low =
-                  j < 8 ? q3_k_byte(blk, 96 + j)[l] & 0xF : q3_k_byte(blk, 96 + j - 8)[l] >> 4;
-              const int high = (q3_k_byte(blk, 104 + j % 4)[l] >> (2 * (j / 4))) & 3;
+              const int low = j < 8 ? q3_q2_k_byte<true>(blk, 96 + j)[l] & 0xF
+                                    : q3_q2_k_byte<true>(blk, 96 + j - 8)[l] >> 4;
+              const int high = (q3_q2_k_byte<true>(blk, 104 + j % 4)[l] >> (2 * (j / 4))) & 3;
               S += ((low | high << 4) - 32) * (isum[j] - 4 * a.s[kb * 16 + j]);
             } else {
-              const uint8_t sc = blk[j * 32 + l];
+              const uint8_t sc = q3_q2_k_byte<false>(blk, j)[l];
               S += (sc & 0xF) * isum[j];
               Mn += (sc >> 4) * a.s[kb * 16 + j];
             }
           }
           acc[l] = std::fma(float(S), lane_f16(blk, q3_q2_k_row<kQ3>(kQ3 ? 108 : 80), l) * a.d[kb],
                             acc[l]);
-          if (!kQ3) acc[l] = std::fma(-float(Mn), lane_f16(blk, 82, l) * a.d[kb], acc[l]);
+          if (!kQ3) acc[l] = std::fma(-float(Mn), lane_f16(blk, q2_k_row(82), l) * a.d[kb], acc[l]);
         }
       });
 }

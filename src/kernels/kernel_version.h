@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 82;
+inline constexpr int kKernelVersion = 83;
 
 }  // namespace anchorage::kernels

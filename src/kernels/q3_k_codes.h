@@ -17,7 +17,8 @@
 // reads a k block from its first byte to its last, one ascending stream the hardware
 // prefetcher follows on its own; in GGUF's order (the scales first from the block's end, then
 // A and C a KiB apart) it could not, and its software prefetches left it at 0.6-0.7 of a plain
-// read (docs/kernels.md "Q3_K's rows in reading order").
+// read (docs/kernels.md "Q3_K's rows in reading order"). Q2_K's panel does the same for its
+// rows (q2_k_row; docs/kernels.md "Q2_K's rows in reading order").
 #pragma once
 
 #include <cstdint>
@@ -40,11 +41,22 @@ ANCHORAGE_FORCE_INLINE constexpr int q3_k_row(int r) {
   return 12 + 8 * (r / 4) + r % 4;
 }
 
-// The same for the kernels that walk Q3_K (kQ3) and Q2_K blocks alike: Q2_K's rows keep GGUF's
-// order.
+// Where the panel keeps byte row r of a Q2_K k block (GGUF: scales 0-15, qs 16-79, d 80-81,
+// dmin 82-83), in the order VNNI's decode tile reads them: four groups of 20 rows, group
+// G = 2h + sub (inputs 128h + 32t + 16sub .. + 15) holding qs rows 16 + 16G .. + 15 (its four
+// quads) at 20G .. 20G + 15 and then the scale rows of its sub-blocks 8h + 2t + sub (t = 0 .. 3)
+// at 20G + 16 + t; d and dmin where they were. A group is 640 bytes, ten whole 64-byte lines,
+// each of one kind; a quad starts on a multiple of 4. Always inlined, as q3_k_row.
+ANCHORAGE_FORCE_INLINE constexpr int q2_k_row(int r) {
+  if (r >= 80) return r;
+  if (r >= 16) return 20 * ((r - 16) / 16) + (r - 16) % 16;
+  return 20 * (2 * (r / 8) + r % 2) + 16 + (r % 8) / 2;
+}
+
+// The same for the kernels that walk Q3_K (kQ3) and Q2_K blocks alike.
 template <bool kQ3>
 ANCHORAGE_FORCE_INLINE constexpr int q3_q2_k_row(int r) {
-  return kQ3 ? q3_k_row(r) : r;
+  return kQ3 ? q3_k_row(r) : q2_k_row(r);
 }
 
 // The code of input 128h + 32t + i from its slot's three panel bytes.

@@ -26,11 +26,13 @@ inline const uint8_t* quad_row(const uint8_t* kb, int b, int run = 0) {
   return kb + q * 32 + (b - q);
 }
 
-// The same for a Q3_K k block, whose rows the panel keeps in reading order (kernels/
-// q3_k_codes.h, q3_k_row): byte b of lane 0, in a code quad (b < 96) or a byte-interleaved row.
-inline const uint8_t* q3_k_byte(const uint8_t* kb, int b) {
-  const int q = b < 96 ? b - b % 4 : b;
-  return kb + q3_k_row(q) * 32 + (b - q);
+// The same for a Q3_K (kQ3) or Q2_K k block, whose rows the panel keeps in reading order
+// (kernels/q3_k_codes.h, q3_q2_k_row): byte b of lane 0, in a code quad (Q3_K's bytes 0-95,
+// Q2_K's 16-79; both runs start on a multiple of 4) or a byte-interleaved row.
+template <bool kQ3>
+inline const uint8_t* q3_q2_k_byte(const uint8_t* kb, int b) {
+  const int q = b >= (kQ3 ? 0 : 16) && b < (kQ3 ? 96 : 80) ? b - b % 4 : b;
+  return kb + q3_q2_k_row<kQ3>(q) * 32 + (b - q);
 }
 
 // core::f16_to_f32's bits, inlined (it is out of line and branchy, and a k block needs 32 of
@@ -220,21 +222,22 @@ inline void unpack_iq4_xs(const uint8_t* __restrict kb, float* __restrict out) {
 }
 
 // Q2_K: 16 sub-blocks of 16 with a 4-bit scale and min in bytes 0..15, 2-bit codes at byte 16
-// (element 128h + 32s + e: bits 2s.. of byte 16 + 32h + e), d at 80, dmin at 82.
+// (element 128h + 32s + e: bits 2s.. of byte 16 + 32h + e), d at 80, dmin at 82; each byte where
+// the panel's row order puts it (q3_q2_k_byte).
 inline void unpack_q2_k(const uint8_t* __restrict kb, float* __restrict out) {
   float d[kUnpackLanes], dmin[kUnpackLanes];
-  unpack_f16_field(kb, 80, d);
-  unpack_f16_field(kb, 82, dmin);
+  unpack_f16_field(kb, q2_k_row(80), d);
+  unpack_f16_field(kb, q2_k_row(82), dmin);
   for (int i = 0; i < 16; ++i) {
     float dl[kUnpackLanes], ml[kUnpackLanes];
     for (int l = 0; l < kUnpackLanes; ++l) {
-      const int sc = kb[i * 32 + l];
+      const int sc = q3_q2_k_byte<false>(kb, i)[l];
       dl[l] = d[l] * float(sc & 0xF);
       ml[l] = dmin[l] * float(sc >> 4);
     }
     for (int e = 16 * i; e < 16 * i + 16; ++e) {
       const int h = e / 128, sh = (e % 128) / 32, el = e % 32;
-      const uint8_t* __restrict q = quad_row(kb, 16 + 32 * h + el);
+      const uint8_t* __restrict q = q3_q2_k_byte<false>(kb, 16 + 32 * h + el);
       float* __restrict o = out + e * 32;
       for (int l = 0; l < kUnpackLanes; ++l)
         o[l] = dl[l] * float((q[4 * l] >> (2 * sh)) & 3) - ml[l];
@@ -244,22 +247,23 @@ inline void unpack_q2_k(const uint8_t* __restrict kb, float* __restrict out) {
 
 // Q3_K: the codes at 0 (element 128h + 32s + e is q3_k_code(h, s) of bytes e, 32 + e, 64 + e:
 // kernels/q3_k_codes.h), 6-bit scales at 96 (low nibbles in bytes 96..103, high pairs in
-// 104..107), d at 108; each byte where the panel's row order puts it (q3_k_byte).
+// 104..107), d at 108; each byte where the panel's row order puts it (q3_q2_k_byte).
 inline void unpack_q3_k(const uint8_t* __restrict kb, float* __restrict out) {
   float d[kUnpackLanes];
   unpack_f16_field(kb, q3_k_row(108), d);
   for (int i = 0; i < 16; ++i) {
     float dl[kUnpackLanes];
     for (int l = 0; l < kUnpackLanes; ++l) {
-      const int low = i < 8 ? q3_k_byte(kb, 96 + i)[l] & 0xF : q3_k_byte(kb, 96 + i - 8)[l] >> 4;
-      const int high = (q3_k_byte(kb, 104 + i % 4)[l] >> (2 * (i / 4))) & 3;
+      const int low = i < 8 ? q3_q2_k_byte<true>(kb, 96 + i)[l] & 0xF
+                            : q3_q2_k_byte<true>(kb, 96 + i - 8)[l] >> 4;
+      const int high = (q3_q2_k_byte<true>(kb, 104 + i % 4)[l] >> (2 * (i / 4))) & 3;
       dl[l] = d[l] * float((low | high << 4) - 32);
     }
     for (int e = 16 * i; e < 16 * i + 16; ++e) {
       const int h = e / 128, sh = (e % 128) / 32, el = e % 32;
-      const uint8_t* __restrict a = q3_k_byte(kb, el);
-      const uint8_t* __restrict b = q3_k_byte(kb, 32 + el);
-      const uint8_t* __restrict c = q3_k_byte(kb, 64 + el);
+      const uint8_t* __restrict a = q3_q2_k_byte<true>(kb, el);
+      const uint8_t* __restrict b = q3_q2_k_byte<true>(kb, 32 + el);
+      const uint8_t* __restrict c = q3_q2_k_byte<true>(kb, 64 + el);
       float* __restrict o = out + e * 32;
       for (int l = 0; l < kUnpackLanes; ++l)
         o[l] = dl[l] * float(q3_k_code(a[4 * l], b[4 * l], c[4 * l], h, sh) - 4);

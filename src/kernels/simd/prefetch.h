@@ -6,7 +6,8 @@
 // steps took 1.2-1.6 x as long on VNNI and 1.1-2.7 x on AVX2. The 32-block types' tiles (Q8_0,
 // Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL: VNNI's, and AVX2's one-row path) do not call it: they are
 // faster without (docs/kernels.md "Prefetch"; since kKernelVersion 69-70), nor does VNNI's Q3_K
-// tile since its panels keep a block's rows in reading order (kKernelVersion 81). No #includes:
+// / Q2_K tile since their panels keep a block's rows in reading order (kKernelVersion 81, 83).
+// No #includes:
 // include it inside the ISA file's anonymous namespace, after <immintrin.h> (internal linkage,
 // so no definition is shared between files built for different ISAs).
 #pragma once

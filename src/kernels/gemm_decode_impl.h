@@ -224,9 +224,9 @@ void q4_k_tile(const float* x, int64_t ldx, const uint8_t* w, int64_t pstride, i
 }
 
 // Q6_K: k block kb of a panel = 210 byte rows (128 of low nibbles ql, 64 of high pairs qh, 16
-// int8 scales, d). Input 128h + 32t + e (h < 2, t < 4, e < 32) is ql row 64h + 32(t % 2) + e
-// (low nibble for t < 2, high for t >= 2) with bits 2t, 2t+1 of qh row 128 + 32h + e above
-// it, minus 32, times d * sc[8h + 2t + e / 16].
+// int8 scales, d; each where q6_k_row puts it). Input 128h + 32t + e (h < 2, t < 4, e < 32) is ql
+// row 64h + 32(t % 2) + e (low nibble for t < 2, high for t >= 2) with bits 2t, 2t+1 of qh row 128
+// + 32h + e above it, minus 32, times d * sc[8h + 2t + e / 16].
 template <int R, int P>
 void q6_k_tile(const float* x, int64_t ldx, const uint8_t* w, int64_t pstride, int64_t K, float* y,
                int64_t ldy, int64_t n_cols) {
@@ -240,19 +240,18 @@ void q6_k_tile(const float* x, int64_t ldx, const uint8_t* w, int64_t pstride, i
 #pragma GCC unroll 16
     for (int q = 0; q < P; ++q) {
       __m256i hd[2];
-      gather_halves(blk + q * pstride + 208 * 32, hd);
+      gather_halves(blk + q * pstride + q6_k_row(208) * 32, hd);
 #pragma GCC unroll 8
       for (int j = 0; j < kNv; ++j) {
         const DV::F d = DV::halves(hd, j);
         for (int i = 0; i < 16; ++i)
           ds[i][q][j] =
-              DV::mul(d, DV::cvt(DV::i8(blk + q * pstride + (192 + i) * 32 + j * DV::kW)));
+              DV::mul(d, DV::cvt(DV::i8(blk + q * pstride + q6_k_row(192 + i) * 32 + j * DV::kW)));
       }
     }
     for (int c = 0; c < 8; ++c) {
       const int h = c / 4, t = c % 4;
-      const uint8_t* ql = blk + (64 * h + 32 * (t % 2)) * 32;
-      const uint8_t* qh = blk + (128 + 32 * h) * 32;
+      const int ql = 64 * h + 32 * (t % 2), qh = 128 + 32 * h;  // their first rows
       // Input e = 4g + i: byte i of quad g's 32-bit lanes (kernels/panel_layout.h); its code's
       // low 4 bits are that ql byte's nibble, bits 4-5 bits 2t, 2t + 1 of the qh byte.
       for (int g = 0; g < 8; ++g) {
@@ -266,8 +265,10 @@ void q6_k_tile(const float* x, int64_t ldx, const uint8_t* w, int64_t pstride, i
           for (int q = 0; q < P; ++q) {
 #pragma GCC unroll 8
             for (int j = 0; j < kNv; ++j) {
-              const DV::I l = DV::u32(ql + q * pstride + g * 128 + j * DV::kW * 4);
-              const DV::I u = DV::u32(qh + q * pstride + g * 128 + j * DV::kW * 4);
+              const DV::I l =
+                  DV::u32(blk + q * pstride + q6_k_row(ql + 4 * g) * 32 + j * DV::kW * 4);
+              const DV::I u =
+                  DV::u32(blk + q * pstride + q6_k_row(qh + 4 * g) * 32 + j * DV::kW * 4);
               const DV::I lo = DV::and15(DV::srl(l, 8 * i + (t >= 2 ? 4 : 0)));
               const DV::I hi = DV::and_(DV::srl(u, 8 * i + 2 * t), 3);
               // float(q) - 32 is float(q - 32) exactly (|q| < 64).

@@ -495,24 +495,25 @@ inline void repack_iq4_xs(const uint8_t* blk, Q4KRepacked* w) {
   }
 }
 
-// One Q6_K k block of a panel (210 byte rows of 32 lanes) -> Q6KRepacked. Input 128h + 32t + e
+// One Q6_K k block of a panel (210 byte rows of 32 lanes, each where q6_k_row puts it) ->
+// Q6KRepacked. Input 128h + 32t + e
 // is the nibble of ql row 64h + 32(t % 2) + e (low for t < 2) with bits 2t, 2t+1 of qh row
 // 128 + 32h + e as bits 4-5 (ql and qh in quads: loaded as they are).
 inline void repack_q6_k(const uint8_t* blk, Q6KRepacked* w) {
-  scales_f16(blk + 208 * 32, w->d);
+  scales_f16(blk + q6_k_row(208) * 32, w->d);
   for (int j = 0; j < 16; ++j)
     for (int c = 0; c < 4; ++c)
-      _mm256_store_si256(
-          (__m256i*)(w->sc[j] + 8 * c),
-          _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(blk + (192 + j) * 32 + 8 * c))));
+      _mm256_store_si256((__m256i*)(w->sc[j] + 8 * c),
+                         _mm256_cvtepi8_epi32(_mm_loadl_epi64(
+                             (const __m128i*)(blk + q6_k_row(192 + j) * 32 + 8 * c))));
   const __m256i m0f = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
   for (int h = 0; h < 2; ++h) {
     for (int g = 0; g < 8; ++g) {
       prefetch_part<kToL1>(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
       __m256i l0[4], l1[4], u[4];
-      const uint8_t* q0 = blk + (64 * h + 4 * g) * 32;
-      const uint8_t* q1 = blk + (64 * h + 32 + 4 * g) * 32;
-      const uint8_t* qh = blk + (128 + 32 * h + 4 * g) * 32;
+      const uint8_t* q0 = blk + q6_k_row(64 * h + 4 * g) * 32;
+      const uint8_t* q1 = blk + q6_k_row(64 * h + 32 + 4 * g) * 32;
+      const uint8_t* qh = blk + q6_k_row(128 + 32 * h + 4 * g) * 32;
       load_quad(q0, l0);
       load_quad(q1, l1);
       load_quad(qh, u);
@@ -555,10 +556,12 @@ ANCHORAGE_FORCE_INLINE RowBlockActs row_block_acts(const uint8_t* xrow, int64_t 
 inline void q6_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t xd_off,
                               int64_t xs_off, int64_t kb, float* y, bool first, int64_t n_cols) {
   alignas(32) float d[32];
-  scales_f16(blk + 208 * 32, d);
-  // The 16 sub-blocks' int8 scales, a byte per lane in lane order: bytes 8c .. 8c + 7 are
-  // register c's.
-  const int8_t(*sc)[32] = reinterpret_cast<const int8_t(*)[32]>(blk + 192 * 32);
+  scales_f16(blk + q6_k_row(208) * 32, d);
+  // Sub-block j's int8 scales, a byte per lane in lane order: bytes 8c .. 8c + 7 are register
+  // c's.
+  const auto sc = [blk](int j) {
+    return reinterpret_cast<const int8_t*>(blk + q6_k_row(192 + j) * 32);
+  };
   const __m256i m0f = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
   const __m256i ones = _mm256_set1_epi16(1);
   const auto [a, s16, dx] = row_block_acts(xrow, xd_off, xs_off, kb);
@@ -574,9 +577,9 @@ inline void q6_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
         for (int g = 4 * gh; g < 4 * gh + 4; ++g) {
           if (!kHigh) prefetch_part<kToL2>(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
           __m256i l0[2], l1[2], u[2];
-          load_quad_half<kHigh>(blk + (64 * h + 4 * g) * 32, l0);
-          load_quad_half<kHigh>(blk + (64 * h + 32 + 4 * g) * 32, l1);
-          load_quad_half<kHigh>(blk + (128 + 32 * h + 4 * g) * 32, u);
+          load_quad_half<kHigh>(blk + q6_k_row(64 * h + 4 * g) * 32, l0);
+          load_quad_half<kHigh>(blk + q6_k_row(64 * h + 32 + 4 * g) * 32, l1);
+          load_quad_half<kHigh>(blk + q6_k_row(128 + 32 * h + 4 * g) * 32, u);
 #pragma GCC unroll 4
           for (int t = 0; t < 4; ++t) {
             const __m256i av = _mm256_set1_epi32(load_i32(a + 128 * h + 32 * t + 4 * g));
@@ -598,9 +601,9 @@ inline void q6_k_row_in_place(const uint8_t* blk, const uint8_t* xrow, int64_t x
           const __m256i off = _mm256_set1_epi32(32 * s16[j]);
           const int c0 = kHigh ? 2 : 0;
           const __m256i sc0 =
-              _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(sc[j] + 8 * c0)));
+              _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(sc(j) + 8 * c0)));
           const __m256i sc1 =
-              _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(sc[j] + 8 * c0 + 8)));
+              _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(sc(j) + 8 * c0 + 8)));
           S0 = _mm256_add_epi32(S0, _mm256_mullo_epi32(_mm256_sub_epi32(is[t][0], off), sc0));
           S1 = _mm256_add_epi32(S1, _mm256_mullo_epi32(_mm256_sub_epi32(is[t][1], off), sc1));
         }

@@ -518,7 +518,10 @@ void iq4_xs_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t
 }
 
 // R rows x one Q6_K panel (210-byte-row k blocks: 128 rows of low nibbles ql, 64 of high bit
-// pairs qh, both in quads, 16 of int8 scales, d) over all of K, from +0.0f. Each quad of ql and
+// pairs qh, both in quads, 16 of int8 scales, d; GGUF's numbers, each row where q6_k_row puts
+// it: in the order this tile reads them, so it streams without a software prefetch, which had
+// held it at 0.74-0.78 of a plain read on one thread, docs/kernels.md "Q6_K's rows in reading
+// order") over all of K, from +0.0f. Each quad of ql and
 // qh is loaded once (inputs 128h + 32t + e read ql row 64h + 32(t % 2) + e and qh row
 // 128 + 32h + e for all four t), then the 6-bit codes of the four t are assembled from it (the
 // nibble, and the bit pair shifted to bits 4-5), multiplied as unsigned, and the 32 offset is
@@ -547,10 +550,9 @@ void q6_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
           for (int r = 0; r < R; ++r) is[t][r][0] = is[t][r][1] = _mm512_setzero_si512();
 #pragma GCC unroll 4
         for (int g = 4 * sub; g < 4 * sub + 4; ++g) {
-          const uint8_t* ql0 = blk + (64 * h + 4 * g) * 32;
-          const uint8_t* ql1 = ql0 + 32 * 32;
-          const uint8_t* qh = blk + (128 + 32 * h + 4 * g) * 32;
-          prefetch_part<kToL2>(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
+          const uint8_t* ql0 = blk + q6_k_row(64 * h + 4 * g) * 32;
+          const uint8_t* ql1 = blk + q6_k_row(64 * h + 32 + 4 * g) * 32;
+          const uint8_t* qh = blk + q6_k_row(128 + 32 * h + 4 * g) * 32;
           __m512i l0[2], l1[2], u[2];
 #pragma GCC unroll 2
           for (int c = 0; c < 2; ++c) {  // quads: lanes 0-15, then 16-31
@@ -576,9 +578,11 @@ void q6_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
         for (int t = 0; t < 4; ++t) {
           const int j = 8 * h + 2 * t + sub;
           const __m512i sc0 = _mm512_maskz_cvtepi8_epi32(
-              kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + (192 + j) * 32)));
+              kAll,
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + q6_k_row(192 + j) * 32)));
           const __m512i sc1 = _mm512_maskz_cvtepi8_epi32(
-              kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + (192 + j) * 32 + 16)));
+              kAll,
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + q6_k_row(192 + j) * 32 + 16)));
 #pragma GCC unroll 8
           for (int r = 0; r < R; ++r) {
             const __m512i off =
@@ -592,7 +596,7 @@ void q6_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
       }
     }
     __m512 d0, d1;
-    scales(blk + 208 * 32, ph, &d0, &d1);
+    scales(blk + q6_k_row(208) * 32, ph, &d0, &d1);
     add_block<R>(acc, S, d0, d1, xrow, ldq, xd_off, kb);
   }
   store_rows<R>(acc, y, ldy, n_cols);
@@ -868,15 +872,15 @@ void codes_q6_k(const uint8_t* blk, KCodes* k) {
       _mm512_store_si512(
           k->sc[j] + 16 * c,
           _mm512_maskz_cvtepi8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(
-                                               blk + (192 + j) * 32 + 16 * c))));
-  store_f16_scales(blk + 208 * 32, ph, k->d);
+                                               blk + q6_k_row(192 + j) * 32 + 16 * c))));
+  store_f16_scales(blk + q6_k_row(208) * 32, ph, k->d);
   for (int h = 0; h < 2; ++h) {
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
       prefetch_part<kToL1>(blk + 32 * 210, 32 * 210, 16, 8 * h + g);
-      const uint8_t* ql0 = blk + (64 * h + 4 * g) * 32;
-      const uint8_t* ql1 = ql0 + 32 * 32;
-      const uint8_t* qh = blk + (128 + 32 * h + 4 * g) * 32;
+      const uint8_t* ql0 = blk + q6_k_row(64 * h + 4 * g) * 32;
+      const uint8_t* ql1 = blk + q6_k_row(64 * h + 32 + 4 * g) * 32;
+      const uint8_t* qh = blk + q6_k_row(128 + 32 * h + 4 * g) * 32;
 #pragma GCC unroll 2
       for (int c = 0; c < 2; ++c) {
         const __m512i l0 = _mm512_loadu_si512(ql0 + 64 * c);  // quads: lanes 16c .. 16c + 15

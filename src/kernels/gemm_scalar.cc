@@ -201,24 +201,24 @@ void int8_iq4_xs(const GemmJob& job, const GemmBlock& b) {
 // activations' sum over them) (= sum of (q - 32) x a, q the unsigned 6-bit code), exact int32;
 // then, blocks in order from +0.0f, acc = fma(float(S), d * dx, acc). Input 128h + 32t + e is
 // ql row 64h + 32(t % 2) + e (low nibble for t < 2, high for t >= 2) with bits 2t, 2t+1 of qh
-// row 128 + 32h + e above it (ql and qh in quads: quad_row).
+// row 128 + 32h + e above it (ql and qh in quads; each row where q6_k_row puts it: q6_k_byte).
 void int8_q6_k(const GemmJob& job, const GemmBlock& b) {
   int8_rows<210, 256>(job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
     for (int l = 0; l < 32; ++l) {
       int32_t isum[16] = {};
       for (int k = 0; k < 256; ++k) {
         const int h = k / 128, t = (k % 128) / 32, e = k % 32;
-        const uint8_t ql = quad_row(blk, 64 * h + 32 * (t % 2) + e)[4 * l];
-        const uint8_t qh = quad_row(blk, 128 + 32 * h + e)[4 * l];
+        const uint8_t ql = q6_k_byte(blk, 64 * h + 32 * (t % 2) + e)[4 * l];
+        const uint8_t qh = q6_k_byte(blk, 128 + 32 * h + e)[4 * l];
         const int q = (t < 2 ? ql & 0xF : ql >> 4) | ((qh >> (2 * t)) & 3) << 4;
         isum[k / 16] += q * a.q[kb * 256 + k];
       }
       int32_t S = 0;
       for (int j = 0; j < 16; ++j) {
-        const int sc = static_cast<int8_t>(blk[(192 + j) * 32 + l]);
+        const int sc = static_cast<int8_t>(q6_k_byte(blk, 192 + j)[l]);
         S += sc * (isum[j] - 32 * a.s[kb * 16 + j]);
       }
-      acc[l] = std::fma(float(S), lane_f16(blk, 208, l) * a.d[kb], acc[l]);
+      acc[l] = std::fma(float(S), lane_f16(blk, q6_k_row(208), l) * a.d[kb], acc[l]);
     }
   });
 }

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 83;
+inline constexpr int kKernelVersion = 84;
 
 }  // namespace anchorage::kernels

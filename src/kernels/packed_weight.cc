@@ -173,10 +173,11 @@ inline void q3_k_codes_in_place(uint8_t* blk) {
 }
 
 // One k block of bb-byte blocks, its rows in GGUF's order, moved to the rows the layout keeps
-// them at (PanelLayout::row: Q3_K's and Q2_K's reading order; every other type's rows stay).
+// them at (PanelLayout::row: Q3_K's, Q2_K's and Q6_K's reading order; every other type's rows
+// stay).
 inline void rows_in_place(uint8_t* blk, const PanelLayout& layout, int64_t bb) {
   if (layout.rows == PanelLayout::Rows::kGguf) return;
-  alignas(64) uint8_t was[110 * PanelLayout::kLanes];
+  alignas(64) uint8_t was[210 * PanelLayout::kLanes];  // Q6_K's k block, the largest
   ANCHORAGE_CHECK(bb * PanelLayout::kLanes <= int64_t(sizeof(was)));
   std::memcpy(was, blk, size_t(bb * PanelLayout::kLanes));
   for (int b = 0; b < int(bb); ++b)
@@ -189,8 +190,8 @@ inline void rows_in_place(uint8_t* blk, const PanelLayout& layout, int64_t bb) {
 // Lanes past n are written as zero bytes (an all-zero block decodes to 0). A panel's block is
 // moved 16 lanes by 16 bytes at a time through transpose16x16 (a byte-at-a-time scatter took a
 // quarter of start-up on the 0.8B shape: docs/performance.md "Start-up"), then its quad run is
-// re-ordered in place while it is in L1 (and Q3_K's codes re-cut, Q3_K's and Q2_K's rows put in
-// order).
+// re-ordered in place while it is in L1 (and Q3_K's codes re-cut, Q3_K's, Q2_K's and Q6_K's rows
+// put in order).
 void pack_quantized(const uint8_t* rows, int64_t n, int64_t row_bytes, DType type, uint8_t* out) {
   const int64_t bb = core::dtype_block_bytes(type);
   const PanelLayout layout = panel_layout(type);

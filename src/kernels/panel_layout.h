@@ -17,8 +17,8 @@
 // one-row paths spent 11-16 % of their time on it: docs/performance.md "What the panel layout
 // costs AVX2"). The scales, mins and f16 fields stay byte-interleaved.
 // The byte rows (b * 32 above, b a byte of the GGUF block) are in GGUF's order for every type but
-// Q3_K and Q2_K, whose panels put them in VNNI's decode tile's reading order (kernels/
-// q3_k_codes.h, q3_k_row and q2_k_row): row(b) is where byte row b sits.
+// Q3_K, Q2_K and Q6_K, whose panels put them in VNNI's decode tile's reading order (kernels/
+// q3_k_codes.h, q3_k_row, q2_k_row and q6_k_row): row(b) is where byte row b sits.
 #pragma once
 
 #include <cstdint>
@@ -32,13 +32,16 @@ struct PanelLayout {
   static constexpr int kLanes = 32;  // PackedWeight::kPanel
   int quad_begin = 0;                // bytes [quad_begin, quad_end) of a block go in quads
   int quad_end = 0;
-  enum class Rows : uint8_t { kGguf, kQ3K, kQ2K };  // the order the byte rows are kept in
+  enum class Rows : uint8_t { kGguf, kQ3K, kQ2K, kQ6K };  // the order the byte rows are kept in
   Rows rows = Rows::kGguf;
 
   constexpr bool in_quads(int b) const { return b >= quad_begin && b < quad_end; }
   // Where byte row b of the block sits (a quad's first row maps to a quad's first row).
   constexpr int row(int b) const {
-    return rows == Rows::kQ3K ? q3_k_row(b) : rows == Rows::kQ2K ? q2_k_row(b) : b;
+    return rows == Rows::kQ3K   ? q3_k_row(b)
+           : rows == Rows::kQ2K ? q2_k_row(b)
+           : rows == Rows::kQ6K ? q6_k_row(b)
+                                : b;
   }
   // Offset of byte b of lane l's block within a k block of a panel.
   constexpr int64_t offset(int b, int l) const {
@@ -65,8 +68,8 @@ constexpr PanelLayout panel_layout(core::DType t) {
       return {16, 144};
     case core::DType::kQ5_K:  // Q4_K's 16 interleaved; the 32 fifth-bit bytes and 128 nibbles
       return {16, 176};
-    case core::DType::kQ6_K:  // the 128 nibble bytes and 64 high-bit bytes; scales, d interleaved
-      return {0, 192};
+    case core::DType::kQ6_K:  // the 128 nibble bytes and 64 high-bit bytes; scales, d interleaved;
+      return {0, 192, PanelLayout::Rows::kQ6K};  // the rows in reading order
     case core::DType::kQ3_K:  // the codes, re-cut (kernels/q3_k_codes.h); scales, d interleaved;
       return {0, 96, PanelLayout::Rows::kQ3K};  // the rows in reading order
     case core::DType::kQ2_K:  // scales interleaved; the 2-bit codes; d, dmin interleaved; the

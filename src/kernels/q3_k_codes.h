@@ -18,7 +18,8 @@
 // prefetcher follows on its own; in GGUF's order (the scales first from the block's end, then
 // A and C a KiB apart) it could not, and its software prefetches left it at 0.6-0.7 of a plain
 // read (docs/kernels.md "Q3_K's rows in reading order"). Q2_K's panel does the same for its
-// rows (q2_k_row; docs/kernels.md "Q2_K's rows in reading order").
+// rows (q2_k_row; docs/kernels.md "Q2_K's rows in reading order"), and Q6_K's (q6_k_row; "Q6_K's
+// rows in reading order").
 #pragma once
 
 #include <cstdint>
@@ -51,6 +52,27 @@ ANCHORAGE_FORCE_INLINE constexpr int q2_k_row(int r) {
   if (r >= 80) return r;
   if (r >= 16) return 20 * ((r - 16) / 16) + (r - 16) % 16;
   return 20 * (2 * (r / 8) + r % 2) + 16 + (r % 8) / 2;
+}
+
+// Where the panel keeps byte row r of a Q6_K k block (GGUF: ql 0-127, qh 128-191, scales
+// 192-207, d 208-209), in the order VNNI's decode tile reads them: four groups of 52 rows, group
+// G = 2h + sub (inputs 128h + 32t + 16sub .. + 15) holding, for each of its input quads
+// g = 4sub .. 4sub + 3, the ql quad 64h + 4g, the ql quad 64h + 32 + 4g and the qh quad
+// 128 + 32h + 4g side by side (12 rows from 52G + 12(g % 4)), and then the scale rows of its
+// sub-blocks 8h + 2t + sub (t = 0 .. 3) at 52G + 48 + t; d where it was. A group is 1,664 bytes,
+// 26 whole 64-byte lines, each of one kind. Always inlined, as q3_k_row.
+ANCHORAGE_FORCE_INLINE constexpr int q6_k_row(int r) {
+  if (r >= 208) return r;
+  if (r >= 192) {
+    const int j = r - 192;
+    return 52 * (2 * (j / 8) + j % 2) + 48 + (j % 8) / 2;
+  }
+  if (r >= 128) {
+    const int e = (r - 128) % 32, g = e / 4;
+    return 52 * (2 * ((r - 128) / 32) + g / 4) + 12 * (g % 4) + 8 + e % 4;
+  }
+  const int e = r % 32, g = e / 4, part = (r % 64) / 32;
+  return 52 * (2 * (r / 64) + g / 4) + 12 * (g % 4) + 4 * part + e % 4;
 }
 
 // The same for the kernels that walk Q3_K (kQ3) and Q2_K blocks alike.

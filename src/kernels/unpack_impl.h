@@ -35,6 +35,12 @@ inline const uint8_t* q3_q2_k_byte(const uint8_t* kb, int b) {
   return kb + q3_q2_k_row<kQ3>(q) * 32 + (b - q);
 }
 
+// The same for a Q6_K k block (q6_k_row; its quad run is bytes 0-191).
+inline const uint8_t* q6_k_byte(const uint8_t* kb, int b) {
+  const int q = b < 192 ? b - b % 4 : b;
+  return kb + q6_k_row(q) * 32 + (b - q);
+}
+
 // core::f16_to_f32's bits, inlined (it is out of line and branchy, and a k block needs 32 of
 // them): a subnormal is mant * 2^-24 (exact), the rest is a re-biased exponent.
 inline float half_to_float(uint16_t h) {
@@ -111,19 +117,21 @@ inline void unpack_q4_k(const uint8_t* __restrict kb, float* __restrict out) {
   }
 }
 
+// Q6_K: ql 0-127 and qh 128-191 in quads, the int8 scales at 192, d at 208; each byte where the
+// panel's row order puts it (q6_k_byte).
 inline void unpack_q6_k(const uint8_t* __restrict kb, float* __restrict out) {
   float d[kUnpackLanes];
-  unpack_f16_field(kb, 208, d);
+  unpack_f16_field(kb, q6_k_row(208), d);
   float ds[16][kUnpackLanes];
   for (int j = 0; j < 16; ++j) {
-    const int8_t* __restrict sc = reinterpret_cast<const int8_t*>(kb + (192 + j) * 32);
+    const int8_t* __restrict sc = reinterpret_cast<const int8_t*>(q6_k_byte(kb, 192 + j));
     for (int l = 0; l < kUnpackLanes; ++l) ds[j][l] = d[l] * float(sc[l]);
   }
   for (int h = 0; h < 2; ++h) {
     for (int e = 0; e < 32; ++e) {
-      const uint8_t* __restrict ql0 = quad_row(kb, 64 * h + e);
-      const uint8_t* __restrict ql1 = quad_row(kb, 64 * h + 32 + e);
-      const uint8_t* __restrict qh = quad_row(kb, 128 + 32 * h + e);
+      const uint8_t* __restrict ql0 = q6_k_byte(kb, 64 * h + e);
+      const uint8_t* __restrict ql1 = q6_k_byte(kb, 64 * h + 32 + e);
+      const uint8_t* __restrict qh = q6_k_byte(kb, 128 + 32 * h + e);
       const int is = 8 * h + e / 16;
       float* __restrict o = out + (128 * h + e) * 32;
       for (int l = 0; l < kUnpackLanes; ++l) {

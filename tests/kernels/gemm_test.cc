@@ -477,7 +477,7 @@ TEST(PackedWeight, Bf16StoresRoundedValues) {
 // Where the panel layout (docs/kernels.md, kernels/panel_layout.h) puts byte b of lane l's block
 // in a k block, spelled out here apart from the code: byte-interleaved (b * 32 + l) but for each
 // type's quad run (its quant bytes), where the 4 bytes of a lane's quad sit side by side, lanes in
-// order; Q3_K's and Q2_K's byte rows in another order (row below).
+// order; Q3_K's, Q2_K's and Q6_K's byte rows in another order (row below).
 int64_t spec_offset(DType t, int64_t b, int64_t lane) {
   struct Run {
     DType type;
@@ -491,12 +491,29 @@ int64_t spec_offset(DType t, int64_t b, int64_t lane) {
   int64_t begin = 0, end = 0;
   for (const Run& r : kRuns)
     if (r.type == t) begin = r.begin, end = r.end;
-  // Where byte row r sits: GGUF's order, but Q3_K's and Q2_K's rows in their reading order
-  // (docs/kernels.md "Q3_K's rows in reading order", "Q2_K's rows in reading order"). Q3_K: the
+  // Where byte row r sits: GGUF's order, but Q3_K's, Q2_K's and Q6_K's rows in their reading
+  // order (docs/kernels.md "Q3_K's rows in reading order" and the two after it). Q3_K: the
   // 12 scale rows, then per slot quad g its A rows and its C rows, then the 32 B rows, then d.
   // Q2_K: for each half h and each sub = 0, 1 the 16 qs rows of inputs 128h + 32t + 16sub ..
   // + 15 (rows 16 + 32h + 16sub ..), then the scale rows of their sub-blocks 8h + 2t + sub,
-  // t = 0 .. 3; then d and dmin.
+  // t = 0 .. 3; then d and dmin. Q6_K: for each half h and each sub, for each of its 4 input
+  // quads g = 4sub .. 4sub + 3 the ql quad 64h + 4g, the ql quad 64h + 32 + 4g and the qh quad
+  // 128 + 32h + 4g, then the scale rows 192 + 8h + 2t + sub; then d.
+  static const std::vector<int64_t> q6_k_rows = [] {
+    std::vector<int64_t> at(210);
+    int64_t next = 0;
+    for (int h = 0; h < 2; ++h) {
+      for (int sub = 0; sub < 2; ++sub) {
+        for (int g = 4 * sub; g < 4 * sub + 4; ++g) {
+          for (int quad : {64 * h + 4 * g, 64 * h + 32 + 4 * g, 128 + 32 * h + 4 * g})
+            for (int i = 0; i < 4; ++i) at[size_t(quad + i)] = next++;
+        }
+        for (int t = 0; t < 4; ++t) at[size_t(192 + 8 * h + 2 * t + sub)] = next++;
+      }
+    }
+    for (int r = 208; r < 210; ++r) at[size_t(r)] = next++;
+    return at;
+  }();
   static const std::vector<int64_t> q2_k_rows = [] {
     std::vector<int64_t> at(84);
     int64_t next = 0;
@@ -511,6 +528,7 @@ int64_t spec_offset(DType t, int64_t b, int64_t lane) {
   }();
   const auto row = [t](int64_t r) -> int64_t {
     if (t == DType::kQ2_K) return q2_k_rows[size_t(r)];
+    if (t == DType::kQ6_K) return q6_k_rows[size_t(r)];
     if (t != DType::kQ3_K || r >= 108) return r;
     if (r >= 96) return r - 96;
     if (r < 32) return 12 + r / 4 * 8 + r % 4;

@@ -1,15 +1,15 @@
 // prefetch_part: software prefetch of the weights a quantized GEMM tile reads a few KiB later.
 // At M = 1 (decode) an integer-dot tile does so much work per weight byte that it keeps too
 // few loads in flight for the hardware prefetcher to hold the stream at the read bandwidth:
-// without this the VNNI Q6_K tile read 0.48 of a plain read of the same bytes, with it
-// 1.03-1.07 (docs/kernels.md). The K-quant tiles need it still: without it their 0.8B decode
-// steps took 1.2-1.6 x as long on VNNI and 1.1-2.7 x on AVX2. The 32-block types' tiles (Q8_0,
-// Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL: VNNI's, and AVX2's one-row path) do not call it: they are
-// faster without (docs/kernels.md "Prefetch"; since kKernelVersion 69-70), nor does VNNI's Q3_K
-// / Q2_K tile since their panels keep a block's rows in reading order (kKernelVersion 81, 83).
-// No #includes:
-// include it inside the ISA file's anonymous namespace, after <immintrin.h> (internal linkage,
-// so no definition is shared between files built for different ISAs).
+// without this the VNNI Q6_K tile (its rows then in GGUF's order) read 0.48 of a plain read of the
+// same bytes, with it 1.03-1.07 (docs/kernels.md). The K-quant tiles need it still: without it
+// their 0.8B decode steps took 1.2-1.6 x as long on VNNI and 1.1-2.7 x on AVX2. The 32-block types'
+// tiles (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL: VNNI's, and AVX2's one-row path) do not call it:
+// they are faster without (docs/kernels.md "Prefetch"; since kKernelVersion 69-70), nor do VNNI's
+// Q3_K / Q2_K and Q6_K tiles since their panels keep a block's rows in reading order
+// (kKernelVersion 81, 83, 84). No #includes: include it inside the ISA file's anonymous namespace,
+// after <immintrin.h> (internal linkage, so no definition is shared between files built for
+// different ISAs).
 #pragma once
 
 // Where the lines go: into L2 (prefetcht1) for the decode tiles. On an AMD EPYC Zen 4

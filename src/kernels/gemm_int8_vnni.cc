@@ -329,7 +329,9 @@ ANCHORAGE_FORCE_INLINE void q4_k_scales(const uint8_t* blk, int32_t (*sc)[32], i
 // low / high nibbles are sub-blocks 2i / 2i + 1, in quads: read as they are) over all of K, from
 // +0.0f. Q5_K (kQ5: 176-byte rows, 32 rows of fifth bits qh before the nibbles, quads too) adds 16
 // to the code of input e of sub-block j where bit j of qh row e is set (a byte test and a masked
-// add): codes <= 31, still unsigned for vpdpbusd.
+// add): codes <= 31, still unsigned for vpdpbusd. No software prefetch: a block is read nearly
+// in address order (the scale rows, then the quads), which the hardware prefetcher follows; the
+// prefetch into L2 held one thread at ~0.7 of a plain read (docs/kernels.md "Prefetch").
 template <int R, bool kQ5>
 void q4_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
@@ -353,7 +355,6 @@ void q4_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t l
         lo[r][0] = lo[r][1] = hi[r][0] = hi[r][1] = _mm512_setzero_si512();
 #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
-        prefetch_part<kToL2>(blk + 32 * kBlockBytes, 32 * kBlockBytes, 32, 8 * i + g);
         // A quad of inputs (kernels/panel_layout.h): lanes 0-15, then 16-31, 4 bytes each.
         const uint8_t* q = blk + (kQs + 32 * i + 4 * g) * 32;
         const __m512i t0 = _mm512_loadu_si512(q), t1 = _mm512_loadu_si512(q + 64);
@@ -459,6 +460,8 @@ ANCHORAGE_FORCE_INLINE void iq4_xs_scales(const uint8_t* blk, int32_t (*sc)[32])
 // 16 code rows at row 8 + 16j whose low / high nibbles are its inputs e / 16 + e) over all of K,
 // from +0.0f. The level enters as level ^ 0x80 (vpshufb of the table) with the sub-block sum
 // started from -128 * the activations' sum over it, as IQ4_NL; S = sum_j (ls_j - 32) * isum_j.
+// It keeps its prefetch: without it its layer calls streamed faster (0.74 -> 0.95 of a plain
+// read on one thread) but the 0.8B decode was no faster (docs/kernels.md "Prefetch").
 template <int R>
 void iq4_xs_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq,
                  int64_t xd_off, int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 84;
+inline constexpr int kKernelVersion = 85;
 
 }  // namespace anchorage::kernels

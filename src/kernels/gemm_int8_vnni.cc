@@ -331,7 +331,8 @@ ANCHORAGE_FORCE_INLINE void q4_k_scales(const uint8_t* blk, int32_t (*sc)[32], i
 // to the code of input e of sub-block j where bit j of qh row e is set (a byte test and a masked
 // add): codes <= 31, still unsigned for vpdpbusd. No software prefetch: a block is read nearly
 // in address order (the scale rows, then the quads), which the hardware prefetcher follows; the
-// prefetch into L2 held one thread at ~0.7 of a plain read (docs/kernels.md "Prefetch").
+// prefetch into L2 held one thread at ~0.7 of a plain read (docs/kernels.md "Q4_K and Q5_K
+// without the prefetch").
 template <int R, bool kQ5>
 void q4_k_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq, int64_t xd_off,
                int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {
@@ -461,7 +462,8 @@ ANCHORAGE_FORCE_INLINE void iq4_xs_scales(const uint8_t* blk, int32_t (*sc)[32])
 // from +0.0f. The level enters as level ^ 0x80 (vpshufb of the table) with the sub-block sum
 // started from -128 * the activations' sum over it, as IQ4_NL; S = sum_j (ls_j - 32) * isum_j.
 // It keeps its prefetch: without it its layer calls streamed faster (0.74 -> 0.95 of a plain
-// read on one thread) but the 0.8B decode was no faster (docs/kernels.md "Prefetch").
+// read on one thread) but the 0.8B decode was no faster (docs/kernels.md "Q4_K and Q5_K without
+// the prefetch").
 template <int R>
 void iq4_xs_tile(const uint8_t* panel, int64_t nbt, const uint8_t* xrow, int64_t ldq,
                  int64_t xd_off, int64_t xs_off, float* y, int64_t ldy, int64_t n_cols) {

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 85;
+inline constexpr int kKernelVersion = 86;
 
 }  // namespace anchorage::kernels

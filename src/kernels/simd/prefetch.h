@@ -7,7 +7,8 @@
 // tiles (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL: VNNI's, and AVX2's one-row path) do not call it:
 // they are faster without (docs/kernels.md "Prefetch"; since kKernelVersion 69-70), nor do VNNI's
 // Q3_K / Q2_K and Q6_K tiles since their panels keep a block's rows in reading order
-// (kKernelVersion 81, 83, 84). No #includes: include it inside the ISA file's anonymous namespace,
+// (kKernelVersion 81, 83, 84), nor VNNI's Q4_K / Q5_K tile, which reads a block nearly in order
+// (kKernelVersion 85). No #includes: include it inside the ISA file's anonymous namespace,
 // after <immintrin.h> (internal linkage, so no definition is shared between files built for
 // different ISAs).
 #pragma once

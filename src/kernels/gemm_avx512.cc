@@ -12,6 +12,7 @@
 
 #include "core/dtype.h"
 #include "kernels/gemm_job.h"
+#include "kernels/panel_layout.h"
 #include "kernels/q3_k_codes.h"
 #include "kernels/simd/force_inline.h"
 

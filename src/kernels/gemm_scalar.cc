@@ -6,6 +6,7 @@
 
 #include "core/dtype.h"
 #include "kernels/gemm_job.h"
+#include "kernels/panel_layout.h"
 #include "kernels/q3_k_codes.h"
 
 namespace anchorage::kernels::isa_scalar {
@@ -201,21 +202,22 @@ void int8_iq4_xs(const GemmJob& job, const GemmBlock& b) {
 // activations' sum over them) (= sum of (q - 32) x a, q the unsigned 6-bit code), exact int32;
 // then, blocks in order from +0.0f, acc = fma(float(S), d * dx, acc). Input 128h + 32t + e is
 // ql row 64h + 32(t % 2) + e (low nibble for t < 2, high for t >= 2) with bits 2t, 2t+1 of qh
-// row 128 + 32h + e above it (ql and qh in quads; each row where q6_k_row puts it: q6_k_byte).
+// row 128 + 32h + e above it (ql and qh in quads; each row where q6_k_row puts it: panel_byte).
 void int8_q6_k(const GemmJob& job, const GemmBlock& b) {
   int8_rows<210, 256>(job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
+    const auto at = [blk](int r) { return panel_byte<core::DType::kQ6_K>(blk, r); };
     for (int l = 0; l < 32; ++l) {
       int32_t isum[16] = {};
       for (int k = 0; k < 256; ++k) {
         const int h = k / 128, t = (k % 128) / 32, e = k % 32;
-        const uint8_t ql = q6_k_byte(blk, 64 * h + 32 * (t % 2) + e)[4 * l];
-        const uint8_t qh = q6_k_byte(blk, 128 + 32 * h + e)[4 * l];
+        const uint8_t ql = at(64 * h + 32 * (t % 2) + e)[4 * l];
+        const uint8_t qh = at(128 + 32 * h + e)[4 * l];
         const int q = (t < 2 ? ql & 0xF : ql >> 4) | ((qh >> (2 * t)) & 3) << 4;
         isum[k / 16] += q * a.q[kb * 256 + k];
       }
       int32_t S = 0;
       for (int j = 0; j < 16; ++j) {
-        const int sc = static_cast<int8_t>(q6_k_byte(blk, 192 + j)[l]);
+        const int sc = static_cast<int8_t>(at(192 + j)[l]);
         S += sc * (isum[j] - 32 * a.s[kb * 16 + j]);
       }
       acc[l] = std::fma(float(S), lane_f16(blk, q6_k_row(208), l) * a.d[kb], acc[l]);
@@ -227,34 +229,32 @@ void int8_q6_k(const GemmJob& job, const GemmBlock& b) {
 // is bits 2s, 2s + 1 of qs row 32h + e; Q3_K's 3-bit code of it is q3_k_code(h, s) of the code
 // rows e, 32 + e, 64 + e (kernels/q3_k_codes.h); sub-block j = input / 16. Q3_K (110 byte rows:
 // codes 0-95, scales 96-107, d 108-109; each byte where the panel's row order puts it, as Q2_K's:
-// q3_q2_k_byte): S = sum_j (sc_j - 32)
-// * (exact sum of q x a over sub-block j - 4 * its activation sum), acc = fma(float(S), d * dx,
-// acc). Q2_K (84 byte rows: scales 0-15 = sc | m << 4, qs 16-79, d 80-81, dmin 82-83): as Q4_K over
-// 16 sub-blocks of 16.
+// panel_byte): S = sum_j (sc_j - 32) * (exact sum of q x a over sub-block j - 4 * its activation
+// sum), acc = fma(float(S), d * dx, acc). Q2_K (84 byte rows: scales 0-15 = sc | m << 4, qs 16-79,
+// d 80-81, dmin 82-83): as Q4_K over 16 sub-blocks of 16.
 template <bool kQ3>
 void int8_q3_q2_k(const GemmJob& job, const GemmBlock& b) {
   constexpr int kQs = kQ3 ? 32 : 16;
+  constexpr core::DType kT = kQ3 ? core::DType::kQ3_K : core::DType::kQ2_K;
   int8_rows<kQ3 ? 110 : 84, 256>(
       job, b, [](const uint8_t* blk, const ActRow& a, int64_t kb, float* acc) {
+        const auto at = [blk](int r) { return panel_byte<kT>(blk, r); };
         for (int l = 0; l < 32; ++l) {
           int32_t isum[16] = {};
           for (int k = 0; k < 256; ++k) {
             const int h = k / 128, sh = (k % 128) / 32, e = k % 32;
-            const int q = kQ3 ? q3_k_code(q3_q2_k_byte<true>(blk, e)[4 * l],
-                                          q3_q2_k_byte<true>(blk, 32 + e)[4 * l],
-                                          q3_q2_k_byte<true>(blk, 64 + e)[4 * l], h, sh)
-                              : (q3_q2_k_byte<false>(blk, kQs + 32 * h + e)[4 * l] >> (2 * sh)) & 3;
+            const int q = kQ3 ? q3_k_code(at(e)[4 * l], at(32 + e)[4 * l], at(64 + e)[4 * l], h, sh)
+                              : (at(kQs + 32 * h + e)[4 * l] >> (2 * sh)) & 3;
             isum[k / 16] += q * a.q[kb * 256 + k];
           }
           int32_t S = 0, Mn = 0;
           for (int j = 0; j < 16; ++j) {
             if (kQ3) {
-              const int low = j < 8 ? q3_q2_k_byte<true>(blk, 96 + j)[l] & 0xF
-                                    : q3_q2_k_byte<true>(blk, 96 + j - 8)[l] >> 4;
-              const int high = (q3_q2_k_byte<true>(blk, 104 + j % 4)[l] >> (2 * (j / 4))) & 3;
+              const int low = j < 8 ? at(96 + j)[l] & 0xF : at(96 + j - 8)[l] >> 4;
+              const int high = (at(104 + j % 4)[l] >> (2 * (j / 4))) & 3;
               S += ((low | high << 4) - 32) * (isum[j] - 4 * a.s[kb * 16 + j]);
             } else {
-              const uint8_t sc = q3_q2_k_byte<false>(blk, j)[l];
+              const uint8_t sc = at(j)[l];
               S += (sc & 0xF) * isum[j];
               Mn += (sc >> 4) * a.s[kb * 16 + j];
             }

@@ -10,6 +10,6 @@
 
 namespace anchorage::kernels {
 
-inline constexpr int kKernelVersion = 86;
+inline constexpr int kKernelVersion = 87;
 
 }  // namespace anchorage::kernels

@@ -1,6 +1,7 @@
 // PanelLayout: where a k block of a quantized panel (kernels/packed_weight.h) keeps each byte of
-// its 32 lanes' GGUF blocks. One definition for the packer, get_row() / at() and the specs in
-// docs/kernels.md; the kernels spell the same offsets with their types' constants.
+// its 32 lanes' GGUF blocks. One definition for the packer, get_row() / at(), the f32 unpackers'
+// and the scalar path's K-quant offsets (panel_byte) and the specs in docs/kernels.md; the SIMD
+// kernels spell the same offsets with their types' constants.
 //
 // A k block holds the 32 lanes' blocks of bb bytes in bb * 32 bytes, byte row by byte row. Byte
 // b of lane l sits at
@@ -19,6 +20,9 @@
 // The byte rows (b * 32 above, b a byte of the GGUF block) are in GGUF's order for every type but
 // Q3_K, Q2_K and Q6_K, whose panels put them in VNNI's decode tile's reading order (kernels/
 // q3_k_codes.h, q3_k_row, q2_k_row and q6_k_row): row(b) is where byte row b sits.
+// Everything here is always inlined: the ISA files, built with different -m flags, call it (the
+// f32 unpackers and the scalar path spell a panel's offsets through it), and an out-of-line copy
+// the linker merged could carry one file's instructions into another's callers.
 #pragma once
 
 #include <cstdint>
@@ -35,16 +39,18 @@ struct PanelLayout {
   enum class Rows : uint8_t { kGguf, kQ3K, kQ2K, kQ6K };  // the order the byte rows are kept in
   Rows rows = Rows::kGguf;
 
-  constexpr bool in_quads(int b) const { return b >= quad_begin && b < quad_end; }
+  ANCHORAGE_FORCE_INLINE constexpr bool in_quads(int b) const {
+    return b >= quad_begin && b < quad_end;
+  }
   // Where byte row b of the block sits (a quad's first row maps to a quad's first row).
-  constexpr int row(int b) const {
+  ANCHORAGE_FORCE_INLINE constexpr int row(int b) const {
     return rows == Rows::kQ3K   ? q3_k_row(b)
            : rows == Rows::kQ2K ? q2_k_row(b)
            : rows == Rows::kQ6K ? q6_k_row(b)
                                 : b;
   }
   // Offset of byte b of lane l's block within a k block of a panel.
-  constexpr int64_t offset(int b, int l) const {
+  ANCHORAGE_FORCE_INLINE constexpr int64_t offset(int b, int l) const {
     if (!in_quads(b)) return int64_t(row(b)) * kLanes + l;
     const int q = b - (b - quad_begin) % 4;
     return int64_t(row(q)) * kLanes + 4 * l + (b - q);
@@ -52,7 +58,7 @@ struct PanelLayout {
 };
 
 // The layout of a quantized type's k blocks (a plain type has no quad run).
-constexpr PanelLayout panel_layout(core::DType t) {
+ANCHORAGE_FORCE_INLINE constexpr PanelLayout panel_layout(core::DType t) {
   switch (t) {
     case core::DType::kQ8_0:  // d interleaved; the 32 quants
     case core::DType::kQ4_0:  // d; the 16 nibble bytes

@@ -1,7 +1,7 @@
 // Unpacking quantized weight panels to f32, written once and compiled into each ISA's GEMM
 // file (gemm_scalar.cc, gemm_avx2.cc, gemm_avx512.cc), like gemm_block_impl.h: include it
 // inside the file's anonymous namespace, after <cstdint>, core/dtype.h (for DType only) and
-// kernels/q3_k_codes.h.
+// kernels/panel_layout.h.
 //
 // Input: one k block of a quantized panel (kernels/packed_weight.h): the 32 lanes' GGUF blocks
 // byte-interleaved, byte b of lane l at b * 32 + l, but for a type's quad run (kernels/
@@ -26,19 +26,11 @@ inline const uint8_t* quad_row(const uint8_t* kb, int b, int run = 0) {
   return kb + q * 32 + (b - q);
 }
 
-// The same for a Q3_K (kQ3) or Q2_K k block, whose rows the panel keeps in reading order
-// (kernels/q3_k_codes.h, q3_q2_k_row): byte b of lane 0, in a code quad (Q3_K's bytes 0-95,
-// Q2_K's 16-79; both runs start on a multiple of 4) or a byte-interleaved row.
-template <bool kQ3>
-inline const uint8_t* q3_q2_k_byte(const uint8_t* kb, int b) {
-  const int q = b >= (kQ3 ? 0 : 16) && b < (kQ3 ? 96 : 80) ? b - b % 4 : b;
-  return kb + q3_q2_k_row<kQ3>(q) * 32 + (b - q);
-}
-
-// The same for a Q6_K k block (q6_k_row; its quad run is bytes 0-191).
-inline const uint8_t* q6_k_byte(const uint8_t* kb, int b) {
-  const int q = b < 192 ? b - b % 4 : b;
-  return kb + q6_k_row(q) * 32 + (b - q);
+// Byte b of lane 0 of a type-kT k block, wherever the panel keeps it (kernels/panel_layout.h:
+// in a quad or a byte-interleaved row, and for Q3_K, Q2_K and Q6_K in the rows' reading order).
+template <core::DType kT>
+inline const uint8_t* panel_byte(const uint8_t* kb, int b) {
+  return kb + panel_layout(kT).offset(b, 0);
 }
 
 // core::f16_to_f32's bits, inlined (it is out of line and branchy, and a k block needs 32 of
@@ -118,20 +110,21 @@ inline void unpack_q4_k(const uint8_t* __restrict kb, float* __restrict out) {
 }
 
 // Q6_K: ql 0-127 and qh 128-191 in quads, the int8 scales at 192, d at 208; each byte where the
-// panel's row order puts it (q6_k_byte).
+// panel's row order puts it (panel_byte).
 inline void unpack_q6_k(const uint8_t* __restrict kb, float* __restrict out) {
+  const auto at = [kb](int b) { return panel_byte<core::DType::kQ6_K>(kb, b); };
   float d[kUnpackLanes];
   unpack_f16_field(kb, q6_k_row(208), d);
   float ds[16][kUnpackLanes];
   for (int j = 0; j < 16; ++j) {
-    const int8_t* __restrict sc = reinterpret_cast<const int8_t*>(q6_k_byte(kb, 192 + j));
+    const int8_t* __restrict sc = reinterpret_cast<const int8_t*>(at(192 + j));
     for (int l = 0; l < kUnpackLanes; ++l) ds[j][l] = d[l] * float(sc[l]);
   }
   for (int h = 0; h < 2; ++h) {
     for (int e = 0; e < 32; ++e) {
-      const uint8_t* __restrict ql0 = q6_k_byte(kb, 64 * h + e);
-      const uint8_t* __restrict ql1 = q6_k_byte(kb, 64 * h + 32 + e);
-      const uint8_t* __restrict qh = q6_k_byte(kb, 128 + 32 * h + e);
+      const uint8_t* __restrict ql0 = at(64 * h + e);
+      const uint8_t* __restrict ql1 = at(64 * h + 32 + e);
+      const uint8_t* __restrict qh = at(128 + 32 * h + e);
       const int is = 8 * h + e / 16;
       float* __restrict o = out + (128 * h + e) * 32;
       for (int l = 0; l < kUnpackLanes; ++l) {
@@ -231,21 +224,22 @@ inline void unpack_iq4_xs(const uint8_t* __restrict kb, float* __restrict out) {
 
 // Q2_K: 16 sub-blocks of 16 with a 4-bit scale and min in bytes 0..15, 2-bit codes at byte 16
 // (element 128h + 32s + e: bits 2s.. of byte 16 + 32h + e), d at 80, dmin at 82; each byte where
-// the panel's row order puts it (q3_q2_k_byte).
+// the panel's row order puts it (panel_byte).
 inline void unpack_q2_k(const uint8_t* __restrict kb, float* __restrict out) {
+  const auto at = [kb](int b) { return panel_byte<core::DType::kQ2_K>(kb, b); };
   float d[kUnpackLanes], dmin[kUnpackLanes];
   unpack_f16_field(kb, q2_k_row(80), d);
   unpack_f16_field(kb, q2_k_row(82), dmin);
   for (int i = 0; i < 16; ++i) {
     float dl[kUnpackLanes], ml[kUnpackLanes];
     for (int l = 0; l < kUnpackLanes; ++l) {
-      const int sc = q3_q2_k_byte<false>(kb, i)[l];
+      const int sc = at(i)[l];
       dl[l] = d[l] * float(sc & 0xF);
       ml[l] = dmin[l] * float(sc >> 4);
     }
     for (int e = 16 * i; e < 16 * i + 16; ++e) {
       const int h = e / 128, sh = (e % 128) / 32, el = e % 32;
-      const uint8_t* __restrict q = q3_q2_k_byte<false>(kb, 16 + 32 * h + el);
+      const uint8_t* __restrict q = at(16 + 32 * h + el);
       float* __restrict o = out + e * 32;
       for (int l = 0; l < kUnpackLanes; ++l)
         o[l] = dl[l] * float((q[4 * l] >> (2 * sh)) & 3) - ml[l];
@@ -255,23 +249,23 @@ inline void unpack_q2_k(const uint8_t* __restrict kb, float* __restrict out) {
 
 // Q3_K: the codes at 0 (element 128h + 32s + e is q3_k_code(h, s) of bytes e, 32 + e, 64 + e:
 // kernels/q3_k_codes.h), 6-bit scales at 96 (low nibbles in bytes 96..103, high pairs in
-// 104..107), d at 108; each byte where the panel's row order puts it (q3_q2_k_byte).
+// 104..107), d at 108; each byte where the panel's row order puts it (panel_byte).
 inline void unpack_q3_k(const uint8_t* __restrict kb, float* __restrict out) {
+  const auto at = [kb](int b) { return panel_byte<core::DType::kQ3_K>(kb, b); };
   float d[kUnpackLanes];
   unpack_f16_field(kb, q3_k_row(108), d);
   for (int i = 0; i < 16; ++i) {
     float dl[kUnpackLanes];
     for (int l = 0; l < kUnpackLanes; ++l) {
-      const int low = i < 8 ? q3_q2_k_byte<true>(kb, 96 + i)[l] & 0xF
-                            : q3_q2_k_byte<true>(kb, 96 + i - 8)[l] >> 4;
-      const int high = (q3_q2_k_byte<true>(kb, 104 + i % 4)[l] >> (2 * (i / 4))) & 3;
+      const int low = i < 8 ? at(96 + i)[l] & 0xF : at(96 + i - 8)[l] >> 4;
+      const int high = (at(104 + i % 4)[l] >> (2 * (i / 4))) & 3;
       dl[l] = d[l] * float((low | high << 4) - 32);
     }
     for (int e = 16 * i; e < 16 * i + 16; ++e) {
       const int h = e / 128, sh = (e % 128) / 32, el = e % 32;
-      const uint8_t* __restrict a = q3_q2_k_byte<true>(kb, el);
-      const uint8_t* __restrict b = q3_q2_k_byte<true>(kb, 32 + el);
-      const uint8_t* __restrict c = q3_q2_k_byte<true>(kb, 64 + el);
+      const uint8_t* __restrict a = at(el);
+      const uint8_t* __restrict b = at(32 + el);
+      const uint8_t* __restrict c = at(64 + el);
       float* __restrict o = out + e * 32;
       for (int l = 0; l < kUnpackLanes; ++l)
         o[l] = dl[l] * float(q3_k_code(a[4 * l], b[4 * l], c[4 * l], h, sh) - 4);
